@@ -1,0 +1,78 @@
+"""The privacy cost every randomized step reports."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from veil.errors import ParameterError
+
+__all__ = ["Notion", "PrivacyCost"]
+
+Notion = Literal["ldp", "metric", "dp-central", "dp-synthetic", "syntactic"]
+_NOTIONS: tuple[str, ...] = ("ldp", "metric", "dp-central", "dp-synthetic", "syntactic")
+
+
+@dataclass(frozen=True)
+class PrivacyCost:
+    """What one randomized step spends.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss bound actually guaranteed by the step (not the budget the caller
+        asked for when the two differ). For ``notion="metric"`` it is per metre.
+    delta : float
+        Failure probability of an (epsilon, delta) guarantee; 0 for pure DP.
+    notion : {"ldp", "metric", "dp-central", "dp-synthetic", "syntactic"}
+        ``ldp``: local DP per record; ``metric``: geo-indistinguishability, epsilon per
+        metre; ``dp-central``: central DP on an aggregate; ``dp-synthetic``: central DP
+        for a whole synthetic dataset; ``syntactic``: k/l/t models (no epsilon).
+    unit : str
+        What epsilon is counted per (``"record"``, ``"metre"``, ``"dataset"``).
+    scope : str
+        What the step touched, for example the column name.
+    mechanism : str
+        Name of the mechanism and calibration that produced the cost.
+
+    Notes
+    -----
+    Sequential composition: the costs of steps applied to the same record add up
+    (epsilons and deltas sum), see Dwork and Roth (2014), Theorem 3.16.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    notion: Notion = "ldp"
+    unit: str = "record"
+    scope: str = ""
+    mechanism: str = ""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
+            raise ParameterError(
+                f"epsilon: must be finite and >= 0, got {self.epsilon!r}"
+            )
+        if not (0.0 <= self.delta < 1.0):
+            raise ParameterError(f"delta: must be in [0, 1), got {self.delta!r}")
+        if self.notion not in _NOTIONS:
+            raise ParameterError(f"notion: must be one of {_NOTIONS}, got {self.notion!r}")
+
+    def __add__(self, other: PrivacyCost) -> PrivacyCost:
+        """Sequential composition of two costs of the same notion and unit."""
+        if (other.notion, other.unit) != (self.notion, self.unit):
+            raise ParameterError(
+                f"other: cannot compose a {other.notion}/{other.unit} cost with a "
+                f"{self.notion}/{self.unit} cost"
+            )
+        scope = ", ".join(s for s in (self.scope, other.scope) if s)
+        mechanism = " + ".join(m for m in (self.mechanism, other.mechanism) if m)
+        return PrivacyCost(
+            self.epsilon + other.epsilon,
+            min(self.delta + other.delta, math.nextafter(1.0, 0.0)),
+            self.notion,
+            self.unit,
+            scope,
+            mechanism,
+        )

@@ -1,0 +1,118 @@
+"""Randomized response over a declared categorical domain (binary and k-ary)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from veil.mechanisms._validation import check_codes, check_domain_size, check_epsilon
+from veil.mechanisms.cost import PrivacyCost
+
+__all__ = ["RandomizedResponse", "BinaryRandomizedResponse", "channel_epsilon", "sample_keep_or_other"]
+
+
+def channel_epsilon(channel: np.ndarray) -> float:
+    """Exact local-DP ε of a randomizer given by its row-stochastic matrix.
+
+    ``channel[i, j] = P[output j | input i]``; the result is
+    ``max_j max_{i,i'} ln(channel[i, j] / channel[i', j])`` (inf if some output is
+    impossible from one input and possible from another).
+    """
+    p = np.asarray(channel, dtype=np.float64)
+    top = p.max(axis=0)
+    bottom = p.min(axis=0)
+    if np.any((bottom == 0) & (top > 0)):
+        return math.inf
+    used = top > 0
+    return float(np.max(np.log(top[used]) - np.log(bottom[used])))
+
+
+def sample_keep_or_other(
+    codes: np.ndarray, k: int, keep: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Keep each code with probability ``keep``, else replace it uniformly by another.
+
+    One uniform draw per value decides both: ``u < keep`` keeps the code; otherwise
+    ``floor((u - keep) / (1 - keep) · (k - 1))`` picks the offset of the replacement,
+    so every other category has probability ``(1 - keep) / (k - 1)`` (up to double
+    rounding, of order 2^-53).
+    """
+    u = rng.random(codes.shape)
+    replaced = u >= keep
+    u -= keep
+    u *= (k - 1) / (1.0 - keep)
+    offset = u.astype(np.int64)
+    np.clip(offset, 0, k - 2, out=offset)
+    offset += 1
+    offset += codes
+    np.remainder(offset, k, out=offset)
+    return np.where(replaced, offset, codes)
+
+
+class RandomizedResponse:
+    r"""k-ary (generalized) randomized response: ε-local-DP per record.
+
+    The true category is reported with probability ``p = e^ε / (e^ε + k - 1)``;
+    otherwise one of the other ``k - 1`` categories of the declared domain, uniformly.
+    Equivalently (trasgoDP's formulation), with probability ``k / (e^ε + k - 1)`` the
+    report is drawn uniformly from the whole domain (Warner 1965; Kairouz, Oh and
+    Viswanath, "Extremal mechanisms for local differential privacy", 2014).
+
+    Guarantee: ``P[M(x) = y] <= e^ε P[M(x') = y]`` for all categories ``x, x', y`` of
+    the domain. The domain must be public: a domain read from the data makes a
+    category's presence in the output depend on whether one person holds it.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget per record.
+    k : int
+        Size of the declared domain (>= 2).
+    """
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        check_domain_size(int(k), 2)
+        self.k = int(k)
+        e = math.exp(min(self.epsilon, 700.0))
+        self.keep_probability = e / (e + self.k - 1)
+        self.other_probability = 1.0 / (e + self.k - 1)
+
+    @property
+    def channel(self) -> np.ndarray:
+        """The ``k x k`` matrix of ``P[output j | input i]``."""
+        p = np.full((self.k, self.k), self.other_probability)
+        np.fill_diagonal(p, self.keep_probability)
+        return p
+
+    def cost(self, scope: str = "") -> PrivacyCost:
+        """Privacy spent on each record: ``(ε, 0)`` local DP."""
+        return PrivacyCost(self.epsilon, 0.0, "ldp", "record", scope,
+                           f"randomized response (k={self.k})")
+
+    def randomise(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Randomize integer category codes in ``[0, k)``; returns int64 codes."""
+        arr = check_codes(codes, self.k)
+        return sample_keep_or_other(arr, self.k, self.keep_probability, rng)
+
+
+class BinaryRandomizedResponse(RandomizedResponse):
+    r"""Binary randomized response (Warner 1965): ε-local-DP per record.
+
+    A bit is kept with probability ``p(ε) = e^ε / (e^ε + 1)`` and flipped otherwise.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget per record.
+    """
+
+    def __init__(self, epsilon: float) -> None:
+        super().__init__(epsilon, 2)
+
+    def randomise(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Randomize 0/1 codes (bool or integer); returns int64 codes."""
+        arr = check_codes(np.asarray(codes).astype(np.int64, copy=False), 2)
+        flip = rng.random(arr.shape) >= self.keep_probability
+        return np.bitwise_xor(arr, flip.astype(np.int64))
