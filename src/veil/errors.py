@@ -9,15 +9,15 @@ so that trasgoDP users catching ``ValueError`` keep working).
 from __future__ import annotations
 
 __all__ = [
-    "VeilError",
-    "ParameterError",
     "ColumnError",
+    "DataTypeError",
     "DomainError",
     "MissingValueError",
-    "DataTypeError",
-    "PrivacyWarning",
+    "ParameterError",
     "PrivacyLeakWarning",
+    "PrivacyWarning",
     "ReproducibleNoiseWarning",
+    "VeilError",
 ]
 
 

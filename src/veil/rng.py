@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import secrets
 import warnings
-from typing import Union
 
 import numpy as np
 
 from veil.errors import ParameterError, ReproducibleNoiseWarning
 
-__all__ = ["RngLike", "secure_generator", "resolve_rng", "spawn"]
+__all__ = ["RngLike", "resolve_rng", "secure_generator", "spawn"]
 
-RngLike = Union[None, int, np.random.Generator]
+RngLike = int | np.random.Generator | None
 
 _KEY_BITS = 128
 

@@ -6,7 +6,7 @@ they are defined.
 """
 
 from veil.mechanisms.central import NoisyValue, clipped_mean, noisy_count, noisy_histogram
-from veil.mechanisms.cost import Notion, PrivacyCost
+from veil.mechanisms.cost import Notion, PrivacyCost, PrivacyLedger
 from veil.mechanisms.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from veil.mechanisms.exponential import Exponential, ExponentialCalibration, ordinal_scores
 from veil.mechanisms.gaussian import (
@@ -36,6 +36,7 @@ __all__ = [
     "Notion",
     "PlanarLaplace",
     "PrivacyCost",
+    "PrivacyLedger",
     "RandomizedResponse",
     "analytic_sigma",
     "channel_epsilon",

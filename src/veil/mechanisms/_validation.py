@@ -34,9 +34,7 @@ def check_delta(delta: Any) -> float:
 def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     """Return finite ``(lower, upper)`` with ``lower < upper``."""
     for name, value in (("lower_bound", lower), ("upper_bound", upper)):
-        if isinstance(value, bool) or not isinstance(
-            value, (int, float, np.integer, np.floating)
-        ):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ParameterError(f"{name}: must be a finite real number, got {value!r}")
         if not math.isfinite(float(value)):
             raise ParameterError(f"{name}: must be finite, got {value!r}")
@@ -66,8 +64,7 @@ def check_codes(codes: Any, k: int, name: str = "codes") -> np.ndarray:
         raise ParameterError(f"{name}: must be integer category codes, got dtype {arr.dtype}")
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ParameterError(
-            f"{name}: every code must be in [0, {k}), got values in "
-            f"[{arr.min()}, {arr.max()}]"
+            f"{name}: every code must be in [0, {k}), got values in [{arr.min()}, {arr.max()}]"
         )
     return arr.astype(np.int64, copy=False)
 

@@ -15,7 +15,7 @@ from veil.mechanisms._validation import check_bounds, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
 from veil.mechanisms.discrete import sample_discrete_laplace
 
-__all__ = ["NoisyValue", "noisy_count", "noisy_histogram", "clipped_mean"]
+__all__ = ["NoisyValue", "clipped_mean", "noisy_count", "noisy_histogram"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,7 @@ def noisy_count(count: int, epsilon: float, rng: np.random.Generator) -> NoisyVa
     return NoisyValue(float(int(count) + noise), cost, 1.0 / eps)
 
 
-def noisy_histogram(
-    counts: np.ndarray, epsilon: float, rng: np.random.Generator
-) -> NoisyValue:
+def noisy_histogram(counts: np.ndarray, epsilon: float, rng: np.random.Generator) -> NoisyValue:
     """Release every bin of a histogram with discrete Laplace noise of scale ``1/ε``.
 
     One person falls in one bin, so adding or removing them changes the vector of

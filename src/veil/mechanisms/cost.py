@@ -8,7 +8,7 @@ from typing import Literal
 
 from veil.errors import ParameterError
 
-__all__ = ["Notion", "PrivacyCost"]
+__all__ = ["Notion", "PrivacyCost", "PrivacyLedger"]
 
 Notion = Literal["ldp", "metric", "dp-central", "dp-synthetic", "syntactic"]
 _NOTIONS: tuple[str, ...] = ("ldp", "metric", "dp-central", "dp-synthetic", "syntactic")
@@ -51,9 +51,7 @@ class PrivacyCost:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
-            raise ParameterError(
-                f"epsilon: must be finite and >= 0, got {self.epsilon!r}"
-            )
+            raise ParameterError(f"epsilon: must be finite and >= 0, got {self.epsilon!r}")
         if not (0.0 <= self.delta < 1.0):
             raise ParameterError(f"delta: must be in [0, 1), got {self.delta!r}")
         if self.notion not in _NOTIONS:
@@ -76,3 +74,34 @@ class PrivacyCost:
             scope,
             mechanism,
         )
+
+
+class PrivacyLedger:
+    """Running record of the privacy spent on the same records.
+
+    Every veil function that randomizes data takes ``ledger=`` and appends its
+    :class:`PrivacyCost`. Costs of the same notion and unit compose sequentially:
+    :meth:`total` adds them up (basic composition), which is what a release spends on
+    each record when every step touches every record.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[PrivacyCost] = []
+
+    def record(self, cost: PrivacyCost) -> None:
+        """Append one step's cost."""
+        self.entries.append(cost)
+
+    def total(self, notion: Notion = "ldp", unit: str = "record") -> PrivacyCost:
+        """Sequential composition of every entry of one notion and unit."""
+        total = PrivacyCost(0.0, 0.0, notion, unit)
+        for entry in self.entries:
+            if (entry.notion, entry.unit) == (notion, unit):
+                total = total + entry
+        return total
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"PrivacyLedger({self.entries!r})"

@@ -15,7 +15,7 @@ import numpy as np
 
 from veil.mechanisms._validation import check_positive
 
-__all__ = ["sample_discrete_laplace", "sample_discrete_gaussian"]
+__all__ = ["sample_discrete_gaussian", "sample_discrete_laplace"]
 
 
 def sample_discrete_laplace(scale: float, size: int, rng: np.random.Generator) -> np.ndarray:

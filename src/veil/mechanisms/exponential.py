@@ -26,7 +26,7 @@ def ordinal_scores(k: int) -> np.ndarray:
     """
     check_domain_size(int(k), 2)
     idx = np.arange(int(k))
-    return -np.abs(idx[:, None] - idx[None, :]).astype(np.float64)
+    return np.asarray(-np.abs(idx[:, None] - idx[None, :]), dtype=np.float64)
 
 
 def _channel(scores: np.ndarray, beta: float) -> np.ndarray:
@@ -80,9 +80,7 @@ class Exponential:
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if calibration not in ("standard", "full"):
-            raise ParameterError(
-                f"calibration: must be 'standard' or 'full', got {calibration!r}"
-            )
+            raise ParameterError(f"calibration: must be 'standard' or 'full', got {calibration!r}")
         self.calibration: ExponentialCalibration = calibration
         if scores is None:
             if k is None:
@@ -98,7 +96,9 @@ class Exponential:
                     f"scores: must be a square k x k matrix, got shape {score_matrix.shape}"
                 )
             if k is not None and int(k) != score_matrix.shape[0]:
-                raise ParameterError(f"k: {k} does not match scores of size {score_matrix.shape[0]}")
+                raise ParameterError(
+                    f"k: {k} does not match scores of size {score_matrix.shape[0]}"
+                )
             if not np.all(np.isfinite(score_matrix)):
                 raise ParameterError("scores: every score must be finite")
             self.k = score_matrix.shape[0]
@@ -141,7 +141,11 @@ class Exponential:
     def cost(self, scope: str = "") -> PrivacyCost:
         """Privacy actually spent on each record (the exact channel ε)."""
         return PrivacyCost(
-            self.spent_epsilon, 0.0, "ldp", "record", scope,
+            self.spent_epsilon,
+            0.0,
+            "ldp",
+            "record",
+            scope,
             f"exponential ({self.calibration}, k={self.k})",
         )
 
@@ -158,4 +162,4 @@ class Exponential:
         flat = (cumulative + offsets).ravel()
         target = arr + rng.random(arr.shape)
         position = np.searchsorted(flat, target, side="right") - arr * self.k
-        return np.clip(position, 0, self.k - 1)
+        return np.asarray(np.clip(position, 0, self.k - 1), dtype=np.int64)

@@ -15,12 +15,12 @@ from veil.mechanisms.cost import PrivacyCost
 from veil.mechanisms.discrete import sample_discrete_gaussian
 
 __all__ = [
-    "Gaussian",
     "Calibration",
-    "classic_sigma",
+    "Gaussian",
     "analytic_sigma",
-    "gaussian_delta",
+    "classic_sigma",
     "discrete_gaussian_delta",
+    "gaussian_delta",
 ]
 
 Calibration = Literal["classic", "analytic"]
@@ -69,7 +69,7 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
 
 
 def _tail_exact(sigma: float, thresholds: tuple[int, ...]) -> list[float]:
-    reach = int(math.ceil(40.0 * sigma)) + 2
+    reach = math.ceil(40.0 * sigma) + 2
     ks = np.arange(0, reach + 1, dtype=np.float64)
     weights = np.exp(-(ks * ks) / (2.0 * sigma * sigma))
     suffix = np.cumsum(weights[::-1])[::-1]
@@ -217,7 +217,11 @@ class Gaussian:
     def cost(self, scope: str = "") -> PrivacyCost:
         """Privacy spent on each record: ``(ε, δ)`` local DP."""
         return PrivacyCost(
-            self.epsilon, self.delta, "ldp", "record", scope,
+            self.epsilon,
+            self.delta,
+            "ldp",
+            "record",
+            scope,
             f"gaussian ({self.calibration}, discrete, grid step {self.grid.step:g})",
         )
 
@@ -250,7 +254,7 @@ class Gaussian:
                 s * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) - c * special.ndtr(-z)
             )
 
-        return (excess(below) - excess(above)) * self.grid.step
+        return np.asarray((excess(below) - excess(above)) * self.grid.step, dtype=np.float64)
 
     def randomise(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Return noisy values (unclipped): int64 for integer data, float64 otherwise."""

@@ -83,7 +83,11 @@ class Laplace:
     def cost(self, scope: str = "") -> PrivacyCost:
         """Privacy spent on each record: ``(ε, 0)`` local DP."""
         return PrivacyCost(
-            self.epsilon, 0.0, "ldp", "record", scope,
+            self.epsilon,
+            0.0,
+            "ldp",
+            "record",
+            scope,
             f"laplace (discrete, grid step {self.grid.step:g})",
         )
 

@@ -9,7 +9,12 @@ import numpy as np
 from veil.mechanisms._validation import check_codes, check_domain_size, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
 
-__all__ = ["RandomizedResponse", "BinaryRandomizedResponse", "channel_epsilon", "sample_keep_or_other"]
+__all__ = [
+    "BinaryRandomizedResponse",
+    "RandomizedResponse",
+    "channel_epsilon",
+    "sample_keep_or_other",
+]
 
 
 def channel_epsilon(channel: np.ndarray) -> float:
@@ -88,8 +93,9 @@ class RandomizedResponse:
 
     def cost(self, scope: str = "") -> PrivacyCost:
         """Privacy spent on each record: ``(ε, 0)`` local DP."""
-        return PrivacyCost(self.epsilon, 0.0, "ldp", "record", scope,
-                           f"randomized response (k={self.k})")
+        return PrivacyCost(
+            self.epsilon, 0.0, "ldp", "record", scope, f"randomized response (k={self.k})"
+        )
 
     def randomise(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Randomize integer category codes in ``[0, k)``; returns int64 codes."""
@@ -115,4 +121,4 @@ class BinaryRandomizedResponse(RandomizedResponse):
         """Randomize 0/1 codes (bool or integer); returns int64 codes."""
         arr = check_codes(np.asarray(codes).astype(np.int64, copy=False), 2)
         flip = rng.random(arr.shape) >= self.keep_probability
-        return np.bitwise_xor(arr, flip.astype(np.int64))
+        return np.asarray(np.bitwise_xor(arr, flip.astype(np.int64)), dtype=np.int64)
