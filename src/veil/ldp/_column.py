@@ -1,0 +1,284 @@
+"""Turning data-frame columns and arrays into mechanism inputs, and back.
+
+Shared by :mod:`veil.ldp.numerical`, :mod:`veil.ldp.categorical` and
+:mod:`veil.ldp.geoindis`: column look-up, dtype checks, the missing-value policy,
+declared categorical domains, and assembling the output without copying or mutating
+the caller's frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from veil.errors import (
+    ColumnError,
+    DataTypeError,
+    DomainError,
+    MissingValueError,
+    ParameterError,
+    PrivacyLeakWarning,
+)
+from veil.mechanisms import PrivacyCost, PrivacyLedger
+
+MissingPolicy = Literal["error", "keep"]
+ArrayLike = Sequence[Any] | np.ndarray | pd.Series | pd.Index | pd.Categorical
+
+PRIVACY_ATTR = "veil.privacy"
+_SHOWN = 10
+
+
+def check_missing(missing: Any) -> MissingPolicy:
+    """Validate the ``missing=`` policy."""
+    if missing not in ("error", "keep"):
+        raise ParameterError(
+            f"missing: must be 'error' (refuse missing values) or 'keep' (leave them "
+            f"missing, unprotected), got {missing!r}"
+        )
+    return missing  # type: ignore[no-any-return]
+
+
+def column_of(df: Any, column: Any) -> pd.Series:
+    """Return ``df[column]`` or raise :class:`ColumnError` naming the column."""
+    if not isinstance(df, pd.DataFrame):
+        raise DataTypeError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
+    if column not in df.columns:
+        raise ColumnError(
+            f"column: {column!r} is not in the dataframe (columns: {list(df.columns)[:20]})"
+        )
+    series = df[column]
+    if isinstance(series, pd.DataFrame):
+        raise ColumnError(
+            f"column: {column!r} names {series.shape[1]} columns; names must be unique"
+        )
+    return pd.Series(series)
+
+
+def _describe(values: np.ndarray) -> str:
+    shown = [repr(v) for v in values[:_SHOWN]]
+    more = f" and {len(values) - _SHOWN} more" if len(values) > _SHOWN else ""
+    return ", ".join(shown) + more
+
+
+@dataclass(frozen=True)
+class NumericColumn:
+    """Values ready for a numerical mechanism."""
+
+    values: np.ndarray  # int64 or float64, missing entries filled with a valid value
+    integer: bool
+    missing: np.ndarray | None  # boolean mask of missing entries, if any are kept
+
+
+def numeric_input(data: Any, *, name: str, missing: MissingPolicy, mechanism: str) -> NumericColumn:
+    """Check a numeric column/array and split off its missing entries.
+
+    Integer dtypes (NumPy or pandas nullable) give integer data; float dtypes give
+    float data. Booleans, strings, categoricals and objects are refused.
+    """
+    if isinstance(data, list):
+        data = np.asarray(data)
+    dtype = data.dtype
+    kind = getattr(dtype, "kind", "O")
+    if isinstance(dtype, pd.CategoricalDtype) or kind not in "iuf":
+        raise DataTypeError(
+            f"{name}: type {dtype} not allowed for the {mechanism} mechanism; it needs "
+            "integer or float values"
+        )
+    integer = kind in "iu"
+    if isinstance(data, (pd.Series, pd.Index)) or not isinstance(data, np.ndarray):
+        mask = np.asarray(pd.isna(data))
+        target = np.int64 if integer else np.float64
+        fill = 0 if integer else np.nan
+        values = np.asarray(pd.Series(data).to_numpy(dtype=target, na_value=fill))
+    else:
+        values = data
+        mask = np.isnan(values) if not integer else np.zeros(values.shape, dtype=bool)
+    if not integer:
+        infinite = np.isinf(values)
+        if infinite.any():
+            raise DomainError(
+                f"{name}: holds {int(infinite.sum())} infinite values; the mechanism needs "
+                "finite values (clean them or treat them as missing first)"
+            )
+    n_missing = int(mask.sum())
+    if n_missing and missing == "error":
+        raise MissingValueError(
+            f"{name}: holds {n_missing} missing values; pass missing='keep' to leave them "
+            "missing in the output (their missingness is released unprotected)"
+        )
+    if n_missing:
+        values = np.where(mask, values.dtype.type(0), values)
+    return NumericColumn(values=values, integer=integer, missing=mask if n_missing else None)
+
+
+def numeric_output(values: np.ndarray, column: NumericColumn) -> Any:
+    """Return noisy values with missing entries restored (nullable Int64 for integers)."""
+    if column.missing is None:
+        return values
+    if column.integer:
+        return pd.arrays.IntegerArray(values.astype(np.int64), column.missing.copy())
+    out = values.astype(np.float64, copy=True)
+    out[column.missing] = np.nan
+    return out
+
+
+@dataclass(frozen=True)
+class CategoricalColumn:
+    """Integer codes over a domain, ready for a categorical mechanism."""
+
+    codes: np.ndarray  # int64, -1 for kept missing entries
+    categories: np.ndarray
+    missing: np.ndarray | None
+    dtype: Any  # the input's dtype, to shape the output alike
+    inferred: bool
+
+
+def _is_text_like(dtype: Any) -> bool:
+    return (
+        isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype))
+        or getattr(dtype, "kind", "") in "OUS"
+    )
+
+
+def categorical_input(
+    data: Any,
+    *,
+    name: str,
+    domain: ArrayLike | None,
+    missing: MissingPolicy,
+    mechanism: str,
+) -> CategoricalColumn:
+    """Encode a categorical column/array as codes over its domain.
+
+    With ``domain`` given (the public list of categories) values outside it raise
+    :class:`DomainError`. Without it the domain is read from the data (the categories of
+    a pandas categorical dtype, else the sorted distinct values) and a
+    :class:`PrivacyLeakWarning` says that this makes the output depend on which
+    categories happen to be present.
+    """
+    if isinstance(data, list):
+        data = (
+            np.asarray(data, dtype=object)
+            if data and not isinstance(data[0], str)
+            else np.asarray(data)
+        )
+    dtype = data.dtype
+    if domain is None and not _is_text_like(dtype):
+        raise DataTypeError(
+            f"{name}: the {mechanism} mechanism needs a categorical column (strings or a "
+            f"categorical dtype), got {dtype}; pass domain= to randomize coded values"
+        )
+    if domain is None:
+        if isinstance(dtype, pd.CategoricalDtype):
+            categories = np.asarray(dtype.categories, dtype=object)
+            codes = np.asarray(pd.Categorical(data).codes, dtype=np.int64)
+            source = "the categories of its categorical dtype"
+        else:
+            codes, uniques = pd.factorize(np.asarray(data, dtype=object), sort=True)
+            codes = codes.astype(np.int64, copy=False)
+            categories = np.asarray(uniques, dtype=object)
+            source = "the distinct values present in the data"
+        warnings.warn(
+            f"{name}: no domain= given, so the domain is {source}; a category held by one "
+            "person appears in the output only because that person is in the data. "
+            "Declare the public domain with domain=[...]",
+            PrivacyLeakWarning,
+            stacklevel=5,
+        )
+        inferred = True
+    else:
+        categories = np.asarray(list(domain), dtype=object)
+        if categories.ndim != 1 or categories.size == 0:
+            raise ParameterError(
+                f"domain: must be a non-empty sequence of categories, got {domain!r}"
+            )
+        if pd.Index(categories).has_duplicates:
+            dup = pd.Index(categories)[pd.Index(categories).duplicated()].unique().to_numpy()
+            raise ParameterError(f"domain: categories must be unique, repeated: {_describe(dup)}")
+        codes = np.asarray(
+            pd.Categorical(data, categories=pd.Index(categories, dtype=object)).codes,
+            dtype=np.int64,
+        )
+        inferred = False
+    unknown = codes < 0
+    mask: np.ndarray | None = None
+    if unknown.any():
+        flat = np.asarray(data, dtype=object)[unknown]
+        is_missing = np.asarray(pd.isna(flat), dtype=bool)
+        if not is_missing.all():
+            bad = pd.unique(flat[~is_missing])
+            raise DomainError(
+                f"{name}: {len(bad)} values are not in the declared domain: {_describe(bad)}"
+            )
+        if missing == "error":
+            raise MissingValueError(
+                f"{name}: holds {int(unknown.sum())} missing values; pass missing='keep' to "
+                "leave them missing in the output (their missingness is released unprotected)"
+            )
+        mask = unknown
+    return CategoricalColumn(
+        codes=codes, categories=categories, missing=mask, dtype=dtype, inferred=inferred
+    )
+
+
+def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: bool) -> Any:
+    """Map randomized codes back to categories, shaped like the input.
+
+    A pandas categorical input gives a categorical over the domain; arrays of NumPy
+    strings give NumPy strings; everything else gives an object array. Kept missing
+    entries are restored.
+    """
+    if column.missing is not None:
+        codes = np.where(column.missing, -1, codes)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(
+            codes, categories=pd.Index(column.categories, dtype=object)
+        )
+    categories = column.categories
+    if array and getattr(column.dtype, "kind", "") == "U" and column.missing is None:
+        return np.asarray(categories.astype(str)).take(codes)
+    out = categories.take(np.maximum(codes, 0))
+    if column.missing is not None:
+        out[column.missing] = np.nan
+    if isinstance(column.dtype, pd.StringDtype) and not array:
+        return pd.array(out, dtype=column.dtype)
+    return out
+
+
+def with_column(
+    df: pd.DataFrame,
+    target: Any,
+    values: Any,
+    cost: PrivacyCost,
+    ledger: PrivacyLedger | None,
+) -> pd.DataFrame:
+    """Return a shallow copy of ``df`` with ``target`` set to ``values``.
+
+    Only the changed column is new; the caller's frame is not modified. The cost is
+    appended to ``ledger`` and to ``out.attrs["veil.privacy"]``.
+    """
+    out = df.copy(deep=False)
+    out[target] = pd.Series(values, index=df.index) if not isinstance(values, pd.Series) else values
+    history = list(df.attrs.get(PRIVACY_ATTR, []))
+    history.append(dataclasses.asdict(cost))
+    out.attrs = {**df.attrs, PRIVACY_ATTR: history}
+    if ledger is not None:
+        ledger.record(cost)
+    return pd.DataFrame(out)
+
+
+def record(cost: PrivacyCost, ledger: PrivacyLedger | None) -> None:
+    """Append ``cost`` to ``ledger`` if one was given."""
+    if ledger is not None:
+        ledger.record(cost)
+
+
+def target_name(column: Any, new_column: bool) -> Any:
+    """``dp_{column}`` for a new column, else the column itself (trasgoDP's naming)."""
+    return f"dp_{column}" if new_column else column
