@@ -57,7 +57,7 @@ def column_of(df: Any, column: Any) -> pd.Series:
         raise ColumnError(
             f"column: {column!r} names {series.shape[1]} columns; names must be unique"
         )
-    return pd.Series(series)
+    return series
 
 
 def _describe(values: np.ndarray) -> str:
@@ -139,11 +139,33 @@ class CategoricalColumn:
     inferred: bool
 
 
-def _is_text_like(dtype: Any) -> bool:
-    return (
-        isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype))
-        or getattr(dtype, "kind", "") in "OUS"
-    )
+_NUMERIC_KINDS = frozenset(
+    {"integer", "floating", "mixed-integer-float", "decimal", "complex", "boolean"}
+)
+
+
+def _list_to_array(data: Sequence[Any]) -> np.ndarray:
+    """A list as an array: numbers stay numbers, all-string lists become NumPy strings."""
+    if pd.api.types.infer_dtype(data, skipna=True) in _NUMERIC_KINDS:
+        return np.asarray(data)
+    if pd.api.types.infer_dtype(data, skipna=False) == "string":
+        return np.asarray(data)
+    return np.asarray(data, dtype=object)
+
+
+def _is_text_like(data: Any) -> bool:
+    dtype = data.dtype
+    if isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype)):
+        return True
+    kind = getattr(dtype, "kind", "")
+    if kind in "US":
+        return True
+    if kind != "O":
+        return False
+    # Object columns: judge by the first present value, as trasgoDP does (a full scan
+    # of millions of Python objects would cost more than the mechanism).
+    present = pd.Series(np.asarray(data, dtype=object)[:1000]).dropna()
+    return present.empty or isinstance(present.iloc[0], str)
 
 
 def categorical_input(
@@ -162,14 +184,10 @@ def categorical_input(
     :class:`PrivacyLeakWarning` says that this makes the output depend on which
     categories happen to be present.
     """
-    if isinstance(data, list):
-        data = (
-            np.asarray(data, dtype=object)
-            if data and not isinstance(data[0], str)
-            else np.asarray(data)
-        )
+    if isinstance(data, (list, tuple)):
+        data = _list_to_array(data)
     dtype = data.dtype
-    if domain is None and not _is_text_like(dtype):
+    if domain is None and not _is_text_like(data):
         raise DataTypeError(
             f"{name}: the {mechanism} mechanism needs a categorical column (strings or a "
             f"categorical dtype), got {dtype}; pass domain= to randomize coded values"
@@ -237,9 +255,13 @@ def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: b
     if column.missing is not None:
         codes = np.where(column.missing, -1, codes)
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return pd.Categorical.from_codes(
-            codes, categories=pd.Index(column.categories, dtype=object)
-        )
+        if column.inferred:
+            dtype = column.dtype
+        else:
+            dtype = pd.CategoricalDtype(
+                pd.Index(column.categories.tolist()), ordered=column.dtype.ordered
+            )
+        return pd.Categorical.from_codes(codes, dtype=dtype)
     categories = column.categories
     if array and getattr(column.dtype, "kind", "") == "U" and column.missing is None:
         return np.asarray(categories.astype(str)).take(codes)
@@ -270,7 +292,7 @@ def with_column(
     out.attrs = {**df.attrs, PRIVACY_ATTR: history}
     if ledger is not None:
         ledger.record(cost)
-    return pd.DataFrame(out)
+    return out
 
 
 def record(cost: PrivacyCost, ledger: PrivacyLedger | None) -> None:

@@ -50,6 +50,10 @@ class PrivacyCost:
     mechanism: str = ""
 
     def __post_init__(self) -> None:
+        for name in ("epsilon", "delta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ParameterError(f"{name}: must be a real number, got {value!r}")
         if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
             raise ParameterError(f"epsilon: must be finite and >= 0, got {self.epsilon!r}")
         if not (0.0 <= self.delta < 1.0):

@@ -48,7 +48,9 @@ def sample_discrete_laplace(scale: float, size: int, rng: np.random.Generator) -
     """
     t = check_positive(scale, "scale")
     a = math.exp(-1.0 / t)
-    shift = math.log1p((1.0 - a) / (2.0 * a))
+    # ln((1 + a) / (2a)) written without dividing by a, which underflows to 0 when the
+    # scale is tiny (huge epsilon); the noise is then 0 up to double precision.
+    shift = 1.0 / t + math.log1p(a) - math.log(2.0)
     magnitude = rng.standard_exponential(size)
     magnitude -= shift
     magnitude *= t

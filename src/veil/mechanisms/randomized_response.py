@@ -43,16 +43,21 @@ def sample_keep_or_other(
     so every other category has probability ``(1 - keep) / (k - 1)`` (up to double
     rounding, of order 2^-53).
     """
+    if keep >= 1.0:
+        return np.array(codes, dtype=np.int64)
     u = rng.random(codes.shape)
     replaced = u >= keep
     u -= keep
     u *= (k - 1) / (1.0 - keep)
-    offset = u.astype(np.int64)
-    np.clip(offset, 0, k - 2, out=offset)
-    offset += 1
-    offset += codes
-    np.remainder(offset, k, out=offset)
-    return np.where(replaced, offset, codes)
+    # Rounding could lift the largest offsets to k - 1, which would wrap to the
+    # original category.
+    np.minimum(u, math.nextafter(float(k - 1), 0.0), out=u)
+    u += 1.0
+    u += codes
+    shifted = u.astype(np.int64)
+    np.subtract(shifted, k, out=shifted, where=shifted >= k)
+    np.copyto(shifted, codes, where=~replaced)
+    return shifted
 
 
 class RandomizedResponse:
@@ -80,9 +85,10 @@ class RandomizedResponse:
         self.epsilon = check_epsilon(epsilon)
         check_domain_size(int(k), 2)
         self.k = int(k)
-        e = math.exp(min(self.epsilon, 700.0))
-        self.keep_probability = e / (e + self.k - 1)
-        self.other_probability = 1.0 / (e + self.k - 1)
+        # Written with e^-ε so that a huge ε gives keep -> 1 instead of inf / inf.
+        tail = math.exp(-self.epsilon)
+        self.keep_probability = 1.0 / (1.0 + (self.k - 1) * tail)
+        self.other_probability = tail / (1.0 + (self.k - 1) * tail)
 
     @property
     def channel(self) -> np.ndarray:
@@ -119,6 +125,7 @@ class BinaryRandomizedResponse(RandomizedResponse):
 
     def randomise(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Randomize 0/1 codes (bool or integer); returns int64 codes."""
-        arr = check_codes(np.asarray(codes).astype(np.int64, copy=False), 2)
+        raw = np.asarray(codes)
+        arr = check_codes(raw.astype(np.int64) if raw.dtype == np.bool_ else raw, 2)
         flip = rng.random(arr.shape) >= self.keep_probability
         return np.asarray(np.bitwise_xor(arr, flip.astype(np.int64)), dtype=np.int64)
