@@ -52,11 +52,12 @@ def column_of(df: Any, column: Any) -> pd.Series:
         raise ColumnError(
             f"column: {column!r} is not in the dataframe (columns: {list(df.columns)[:20]})"
         )
-    series = df[column]
-    if isinstance(series, pd.DataFrame):
+    selected = df[column]
+    if isinstance(selected, pd.DataFrame):
         raise ColumnError(
-            f"column: {column!r} names {series.shape[1]} columns; names must be unique"
+            f"column: {column!r} names {selected.shape[1]} columns; names must be unique"
         )
+    series: pd.Series = selected
     return series
 
 
