@@ -12,6 +12,7 @@ from veil.mechanisms.exponential import Exponential, ExponentialCalibration, ord
 from veil.mechanisms.gaussian import (
     Calibration,
     Gaussian,
+    GaussianSampler,
     analytic_sigma,
     classic_sigma,
     discrete_gaussian_delta,
@@ -31,6 +32,7 @@ __all__ = [
     "Exponential",
     "ExponentialCalibration",
     "Gaussian",
+    "GaussianSampler",
     "Laplace",
     "NoisyValue",
     "Notion",

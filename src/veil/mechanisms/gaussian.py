@@ -17,6 +17,7 @@ from veil.mechanisms.discrete import sample_discrete_gaussian
 __all__ = [
     "Calibration",
     "Gaussian",
+    "GaussianSampler",
     "analytic_sigma",
     "classic_sigma",
     "discrete_gaussian_delta",
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 Calibration = Literal["classic", "analytic"]
+GaussianSampler = Literal["rounded", "discrete"]
 
 # Up to this sigma (in grid steps) the discrete Gaussian's privacy profile is summed
 # exactly; above it, rigorous integral bounds are used (their slack is about 1/sigma).
@@ -145,11 +147,16 @@ class Gaussian:
     r"""Gaussian mechanism on a public grid: (ε, δ)-local-DP per record.
 
     Each value is clipped to ``[lower, upper]``, snapped to the grid (integers for
-    integer data, a power-of-two step otherwise) and receives discrete Gaussian noise
-    in grid steps (Canonne, Kamath and Steinke 2020). ``σ`` is first set by the chosen
-    calibration, then checked against the discrete Gaussian's exact privacy profile
-    and raised if needed, so the stated (ε, δ) always holds for the noise actually
-    drawn.
+    integer data, a power-of-two step otherwise) and receives an integer number of grid
+    steps of Gaussian noise, so the output carries no floating-point bits of the input
+    (Mironov 2012). Two samplers:
+
+    * ``"rounded"`` (default, fastest): ``rint(σ Z)`` with ``Z`` standard normal. On a
+      snapped (integer) value, ``x + rint(σZ) = rint(x + σZ)`` is a post-processing of
+      the continuous Gaussian mechanism, so it inherits its (ε, δ).
+    * ``"discrete"``: the discrete Gaussian (Canonne, Kamath and Steinke 2020), sampled
+      by exact rejection; ``σ`` is checked against the discrete Gaussian's own privacy
+      profile and raised if needed.
 
     Guarantee: for inputs ``x, x'`` in the bounds and any set ``S`` of outputs,
     ``P[M(x) ∈ S] <= e^ε P[M(x') ∈ S] + δ``.
@@ -170,6 +177,8 @@ class Gaussian:
         Integer data.
     resolution : float, optional
         Grid step for float data (see :class:`~veil.mechanisms.Laplace`).
+    sampler : {"rounded", "discrete"}, default "rounded"
+        How integer noise is drawn (see above).
     """
 
     def __init__(
@@ -182,9 +191,13 @@ class Gaussian:
         calibration: Calibration = "classic",
         integer: bool = False,
         resolution: float | None = None,
+        sampler: GaussianSampler = "rounded",
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
+        if sampler not in ("rounded", "discrete"):
+            raise ParameterError(f"sampler: must be 'rounded' or 'discrete', got {sampler!r}")
+        self.sampler: GaussianSampler = sampler
         if calibration not in ("classic", "analytic"):
             raise ParameterError(
                 f"calibration: must be 'classic' or 'analytic', got {calibration!r}"
@@ -202,7 +215,9 @@ class Gaussian:
             start = classic_sigma(self.epsilon, self.delta, steps)
         else:
             start = analytic_sigma(self.epsilon, self.delta, steps)
-        self._sigma_steps = _calibrate_discrete(start, self.epsilon, self.delta, steps)
+        if sampler == "discrete":
+            start = _calibrate_discrete(start, self.epsilon, self.delta, steps)
+        self._sigma_steps = start
 
     @property
     def sensitivity(self) -> float:
@@ -211,7 +226,7 @@ class Gaussian:
 
     @property
     def sigma(self) -> float:
-        """Scale σ of the discrete Gaussian noise, in data units."""
+        """Scale σ of the Gaussian noise before rounding to the grid, in data units."""
         return self._sigma_steps * self.grid.step
 
     def cost(self, scope: str = "") -> PrivacyCost:
@@ -222,12 +237,23 @@ class Gaussian:
             "ldp",
             "record",
             scope,
-            f"gaussian ({self.calibration}, discrete, grid step {self.grid.step:g})",
+            f"gaussian ({self.calibration}, {self.sampler}, grid step {self.grid.step:g})",
         )
 
     def variance(self) -> float:
-        """Variance of the noise (before clipping), in data units²; at most ``σ²``."""
+        """Variance of the noise (before clipping), in data units².
+
+        For the rounded sampler, the exact variance of ``rint(σZ)`` (a sum over the
+        integers; ``σ² + 1/12`` steps² for large σ); for the discrete Gaussian, its exact
+        variance (at most ``σ²``).
+        """
         s = self._sigma_steps
+        if self.sampler == "rounded":
+            if s > _EXACT_SIGMA:
+                return (s * s + 1.0 / 12.0) * self.grid.step**2
+            ks = np.arange(-math.ceil(40 * s) - 2, math.ceil(40 * s) + 3, dtype=np.float64)
+            mass = special.ndtr((ks + 0.5) / s) - special.ndtr((ks - 0.5) / s)
+            return float((ks * ks * mass).sum()) * self.grid.step**2
         if s > _EXACT_SIGMA:
             return self.sigma**2
         ks = np.arange(-int(40 * s) - 2, int(40 * s) + 3, dtype=np.float64)
@@ -259,5 +285,12 @@ class Gaussian:
     def randomise(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Return noisy values (unclipped): int64 for integer data, float64 otherwise."""
         idx = self.grid.snap(np.asarray(values))
-        idx += sample_discrete_gaussian(self._sigma_steps, idx.size, rng).reshape(idx.shape)
+        if self.sampler == "discrete":
+            noise = sample_discrete_gaussian(self._sigma_steps, idx.size, rng)
+        else:
+            drawn = rng.standard_normal(idx.size)
+            drawn *= self._sigma_steps
+            np.rint(drawn, out=drawn)
+            noise = drawn.astype(np.int64)
+        idx += noise.reshape(idx.shape)
         return self.grid.values(idx, self.integer)
