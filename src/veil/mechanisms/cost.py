@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,8 +53,9 @@ class PrivacyCost:
     def __post_init__(self) -> None:
         for name in ("epsilon", "delta"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParameterError(f"{name}: must be a real number, got {value!r}")
+            object.__setattr__(self, name, float(value))
         if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
             raise ParameterError(f"epsilon: must be finite and >= 0, got {self.epsilon!r}")
         if not (0.0 <= self.delta < 1.0):

@@ -108,6 +108,11 @@ class Exponential:
         spread = float(np.max(score_matrix.max(axis=0) - score_matrix.min(axis=0)))
         if sensitivity is None:
             sensitivity = spread
+        if math.isfinite(sensitivity) and 0 < sensitivity < spread:
+            raise ParameterError(
+                f"sensitivity: {sensitivity!r} is below the score spread {spread!r} "
+                "(the largest change of one output's score between two inputs)"
+            )
         if not (math.isfinite(sensitivity) and sensitivity > 0):
             raise ParameterError(
                 f"sensitivity: must be finite and > 0, got {sensitivity!r} (a score matrix "
@@ -119,7 +124,12 @@ class Exponential:
         else:
             self.beta = self._full_beta()
         self.channel = _channel(self.scores, self.beta)
-        self.spent_epsilon = min(channel_epsilon(self.channel), self.epsilon)
+        exact = channel_epsilon(self.channel)
+        # The channel's ε equals the budget up to rounding when the calibration is tight
+        # (trasgoDP's score with "full"); report the budget then, never less than exact.
+        self.spent_epsilon = (
+            self.epsilon if abs(exact - self.epsilon) <= 1e-9 * self.epsilon else exact
+        )
 
     def _full_beta(self) -> float:
         lo, hi = 0.0, self.epsilon / self.sensitivity
