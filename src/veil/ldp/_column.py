@@ -220,10 +220,7 @@ def categorical_input(
         if pd.Index(categories).has_duplicates:
             dup = pd.Index(categories)[pd.Index(categories).duplicated()].unique().to_numpy()
             raise ParameterError(f"domain: categories must be unique, repeated: {_describe(dup)}")
-        codes = np.asarray(
-            pd.Categorical(data, categories=pd.Index(categories, dtype=object)).codes,
-            dtype=np.int64,
-        )
+        codes = _codes_over(data, pd.Index(categories, dtype=object))
         inferred = False
     unknown = codes < 0
     mask: np.ndarray | None = None
@@ -244,6 +241,16 @@ def categorical_input(
     return CategoricalColumn(
         codes=codes, categories=categories, missing=mask, dtype=dtype, inferred=inferred
     )
+
+
+def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
+    """Position of each value in ``domain``; -1 for missing values and unknown ones."""
+    if isinstance(data.dtype, pd.CategoricalDtype):
+        own = pd.Categorical(data)
+        mapping = domain.get_indexer(own.categories)
+        codes = np.asarray(own.codes, dtype=np.int64)
+        return np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1)
+    return np.asarray(domain.get_indexer(data), dtype=np.int64)
 
 
 def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: bool) -> Any:
@@ -274,6 +281,12 @@ def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: b
     return out
 
 
+def _copy_on_write() -> bool:
+    if int(pd.__version__.split(".", 1)[0]) >= 3:
+        return True
+    return pd.get_option("mode.copy_on_write") is True
+
+
 def with_column(
     df: pd.DataFrame,
     target: Any,
@@ -281,12 +294,14 @@ def with_column(
     cost: PrivacyCost,
     ledger: PrivacyLedger | None,
 ) -> pd.DataFrame:
-    """Return a shallow copy of ``df`` with ``target`` set to ``values``.
+    """Return a copy of ``df`` with ``target`` set to ``values``.
 
-    Only the changed column is new; the caller's frame is not modified. The cost is
+    The caller's frame is not modified. Under copy-on-write (pandas 3, or pandas 2 with
+    ``mode.copy_on_write`` on) the copy shares the untouched columns; otherwise it is a
+    deep copy, so that editing the output in place cannot reach the input. The cost is
     appended to ``ledger`` and to ``out.attrs["veil.privacy"]``.
     """
-    out = df.copy(deep=False)
+    out = df.copy(deep=not _copy_on_write())
     out[target] = pd.Series(values, index=df.index) if not isinstance(values, pd.Series) else values
     history = list(df.attrs.get(PRIVACY_ATTR, []))
     history.append(dataclasses.asdict(cost))

@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.errors import DomainError, MissingValueError, ParameterError, PrivacyWarning
+from veil.errors import (
+    DomainError,
+    MissingValueError,
+    ParameterError,
+    PrivacyLeakWarning,
+    PrivacyWarning,
+)
 from veil.ldp._column import MissingPolicy, check_missing, column_of, numeric_input, with_column
 from veil.mechanisms import PlanarLaplace, PrivacyLedger
 from veil.mechanisms._validation import check_epsilon, check_positive
@@ -97,6 +103,7 @@ def metric_privacy(
     seed: int | None = None,
     *,
     shared_noise_for_duplicates: bool = False,
+    radius: bool = True,
     missing: MissingPolicy = "error",
     rng: RngLike = None,
     ledger: PrivacyLedger | None = None,
@@ -127,6 +134,12 @@ def metric_privacy(
         behaviour). The guarantee per record is the same either way; independent draws
         (the default) do not reveal which records share a location, shared draws do
         not let an analyst average the noise of repeated records away.
+    radius : bool, default True
+        Add ``radius_m``, the length of each displacement, as trasgoDP does. It tells
+        anyone that the true location lies on the circle of that radius around the
+        released point, which voids geo-indistinguishability for the released pair: a
+        :class:`~veil.errors.PrivacyLeakWarning` says so. Drop the column before
+        publishing, or pass ``radius=False``.
     missing : {"error", "keep"}, default "error"
         Rows lacking a coordinate raise, or stay missing in the output.
     rng : None, int or numpy.random.Generator
@@ -135,11 +148,10 @@ def metric_privacy(
     Returns
     -------
     pandas.DataFrame
-        With the perturbed coordinates and ``radius_m``, the length of each
-        displacement (metres).
+        With the perturbed coordinates and, if ``radius``, ``radius_m`` (metres).
     """
     eps = check_epsilon(epsilon)
-    radius = check_positive(earth_radius_m, "earth_radius_m")
+    earth = check_positive(earth_radius_m, "earth_radius_m")
     policy = check_missing(missing)
     if seed is not None and rng is not None:
         raise ParameterError("seed, rng: give at most one of them (seed=s is rng=s)")
@@ -154,7 +166,7 @@ def metric_privacy(
         east, north, dist = east[groups], north[groups], dist[groups]
     else:
         east, north, dist = mechanism.sample(lat.size, generator)
-    to_degrees = 180.0 / math.pi / radius
+    to_degrees = 180.0 / math.pi / earth
     cos_lat = np.maximum(np.cos(np.radians(lat)), 1e-12)
     lat_dp = np.clip(lat + north * to_degrees, -90.0, 90.0)
     lon_dp = np.remainder(lon + east * to_degrees / cos_lat + 180.0, 360.0) - 180.0
@@ -168,7 +180,15 @@ def metric_privacy(
     lat_target, lon_target = ("lat_dp", "lon_dp") if new_cols else (column_lat, column_lon)
     out = with_column(df, lat_target, lat_dp, cost, ledger)
     out[lon_target] = lon_dp
-    out["radius_m"] = dist
+    if radius:
+        warnings.warn(
+            "radius_m is the exact distance between each released point and its true "
+            "location; publishing it voids geo-indistinguishability. Drop it before "
+            "release, or pass radius=False",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+        out["radius_m"] = dist
     return out
 
 
