@@ -31,12 +31,13 @@ from veil.ldp import (
     metric_privacy,
     plot_metric_dp_map,
 )
-from veil.mechanisms import PrivacyLedger, ordinal_scores
+from veil.mechanisms import PlanarLaplace, PrivacyLedger, ordinal_scores
 from veil.metrics import correlation_loss, divergence_distributions
 from veil.rng import RngLike, resolve_rng
 
 __all__ = ["run_demo"]
 
+GEO_EPSILON = 0.01
 CORRELATION_FEATURES = ["age", "education-num", "hours-per-week", "sex", "salary-class"]
 
 
@@ -143,8 +144,9 @@ def run_demo(
         taxi,
         "pickup_latitude",
         "pickup_longitude",
-        0.01,
+        GEO_EPSILON,
         new_cols=True,
+        radius=False,
         rng=generator,
         ledger=geo_ledger,
     )
@@ -170,10 +172,11 @@ def run_demo(
         f"privacy per record (sequential composition): epsilon={total.epsilon:g}, "
         f"delta={total.delta:g}"
     )
-    radius = taxi_dp["radius_m"]
+    planar = PlanarLaplace(GEO_EPSILON)
     echo(
-        f"NYC taxi pickups: {len(taxi)} points, epsilon 0.01 per metre, displacement "
-        f"median {radius.median():.0f} m, mean {radius.mean():.0f} m"
+        f"NYC taxi pickups: {len(taxi)} points, epsilon {GEO_EPSILON} per metre; each point "
+        f"moves {planar.radius_quantile(0.5):.0f} m (median), 95% within "
+        f"{planar.radius_quantile(0.95):.0f} m"
     )
     echo(
         f"wrote {out / 'adult_ldp.csv'}, {out / 'utility.csv'}, {out / 'privacy.json'}, {map_path}"
