@@ -112,7 +112,7 @@ def divergence_distributions(
     original = _column(df_original, column, "df_original")
     dp = _column(df_dp, dp_column, "df_dp")
 
-    p, q = _frequencies(original, dp)
+    values, p, q = _frequencies(original, dp)
     m = 0.5 * (p + q)
     result = {
         "tvd": 0.5 * float(np.sum(np.abs(p - q))),
@@ -120,7 +120,7 @@ def divergence_distributions(
         "kl": float(np.sum(rel_entr(p, q))),
     }
     if _is_numeric(original.dtype) and _is_numeric(dp.dtype):
-        result["wasserstein"] = _wasserstein(original, dp)
+        result["wasserstein"] = _wasserstein(values, p, q)
     return result
 
 
@@ -137,8 +137,8 @@ def _column(df: pd.DataFrame, col: Hashable, name: str) -> pd.Series[Any]:
 
 def _frequencies(
     original: pd.Series[Any], dp: pd.Series[Any]
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Relative frequencies of both columns over the union of their values."""
+) -> tuple[pd.Index[Any], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The union of both columns' values and their relative frequencies in each."""
     codes, uniques = pd.factorize(
         pd.concat([original, dp], ignore_index=True), sort=False, use_na_sentinel=False
     )
@@ -146,17 +146,27 @@ def _frequencies(
     n = len(original)
     p = np.bincount(codes[:n], minlength=k) / n
     q = np.bincount(codes[n:], minlength=k) / len(dp)
-    return p, q
+    return pd.Index(uniques), p, q
 
 
 def _is_numeric(dtype: Any) -> bool:
     return is_numeric_dtype(dtype) and not is_bool_dtype(dtype) and not is_complex_dtype(dtype)
 
 
-def _wasserstein(original: pd.Series[Any], dp: pd.Series[Any]) -> float:
-    u = original.to_numpy(dtype=np.float64, na_value=np.nan)
-    v = dp.to_numpy(dtype=np.float64, na_value=np.nan)
-    u, v = u[~np.isnan(u)], v[~np.isnan(v)]
-    if u.size == 0 or v.size == 0:
+def _wasserstein(
+    values: pd.Index[Any], p: npt.NDArray[np.float64], q: npt.NDArray[np.float64]
+) -> float:
+    """W1 between the two empirical distributions, from their frequency tables.
+
+    Equal to :func:`scipy.stats.wasserstein_distance` on the raw samples, at the cost
+    of the distinct values only. Missing values are left out (weights renormalized).
+    """
+    points = np.asarray(values.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    present = ~np.isnan(points)
+    if not (p[present].sum() > 0 and q[present].sum() > 0):
         return math.nan
-    return float(wasserstein_distance(u, v))
+    return float(
+        wasserstein_distance(
+            points[present], points[present], u_weights=p[present], v_weights=q[present]
+        )
+    )
