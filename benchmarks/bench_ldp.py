@@ -557,6 +557,8 @@ def run_job(job: str, args: argparse.Namespace) -> dict[str, Any]:
             command.append("--skip-slow-peer")
         if args.no_trace:
             command.append("--no-trace")
+        if args.copy_on_write:
+            command.append("--copy-on-write")
         if args.match:
             command += ["--match", args.match]
         print(f"[{job}] starting", file=sys.stderr, flush=True)
@@ -731,6 +733,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="skip the tracemalloc run of calls slower than this (s)",
     )
     parser.add_argument("--no-trace", action="store_true", help="no tracemalloc runs")
+    parser.add_argument(
+        "--copy-on-write",
+        action="store_true",
+        help="turn on pandas' copy-on-write mode (the default of pandas 3) in the workers",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated data")
     parser.add_argument("--json", type=Path, help="write all results to this JSON file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -751,6 +758,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)  # pandas notes on trasgoDP code
     if args.worker:
+        if args.copy_on_write:
+            pd.set_option("mode.copy_on_write", True)
         report = worker(args.worker, args)
         args.worker_out.write_text(json.dumps(report))
         return
@@ -762,6 +771,7 @@ def main(argv: list[str] | None = None) -> None:
         f"trasgoDP {meta['trasgodp']} vs veil {meta['veil']}; numpy {meta['numpy']}, "
         f"pandas {meta['pandas']}, Python {meta['python']}, {meta['cpus']} CPUs, "
         f"load average at start {meta['loadavg_at_start'][0]:.2f}"
+        + ("; pandas copy-on-write on" if args.copy_on_write else "")
     )
     print(f"best of {args.repeats} runs (1 for slow trasgoDP calls); ratio = trasgoDP / veil\n")
     print_table(reports)
