@@ -8,7 +8,6 @@ the caller's frame.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,12 +24,12 @@ from veil.errors import (
     ParameterError,
     PrivacyLeakWarning,
 )
+from veil.frames import output_frame, record_cost
 from veil.mechanisms import PrivacyCost, PrivacyLedger
 
 MissingPolicy = Literal["error", "keep"]
 ArrayLike = Sequence[Any] | np.ndarray | pd.Series | pd.Index | pd.Categorical
 
-PRIVACY_ATTR = "veil.privacy"
 _SHOWN = 10
 
 
@@ -281,12 +280,6 @@ def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: b
     return out
 
 
-def _copy_on_write() -> bool:
-    if int(pd.__version__.split(".", 1)[0]) >= 3:
-        return True
-    return pd.get_option("mode.copy_on_write") is True
-
-
 def with_column(
     df: pd.DataFrame,
     target: Any,
@@ -301,13 +294,9 @@ def with_column(
     deep copy, so that editing the output in place cannot reach the input. The cost is
     appended to ``ledger`` and to ``out.attrs["veil.privacy"]``.
     """
-    out = df.copy(deep=not _copy_on_write())
+    out = output_frame(df)
     out[target] = pd.Series(values, index=df.index) if not isinstance(values, pd.Series) else values
-    history = list(df.attrs.get(PRIVACY_ATTR, []))
-    history.append(dataclasses.asdict(cost))
-    out.attrs = {**df.attrs, PRIVACY_ATTR: history}
-    if ledger is not None:
-        ledger.record(cost)
+    record_cost(out, df, cost, ledger)
     return out
 
 
