@@ -77,18 +77,20 @@ class LocalProjection:
 
     def forward(self, lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Degrees to metres: returns ``(x, y)`` (easting, northing)."""
-        x, y = self._transformer(inverse=False).transform(
-            np.asarray(lon, dtype=np.float64), np.asarray(lat, dtype=np.float64)
-        )
-        return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        x = np.array(lon, dtype=np.float64)
+        y = np.array(lat, dtype=np.float64)
+        self._transformer(inverse=False).transform(x, y, inplace=True)
+        return x, y
 
     def inverse(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Metres to degrees: returns ``(lat, lon)``, longitude wrapped to [-180, 180)."""
-        lon, lat = self._transformer(inverse=True).transform(
-            np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-        )
-        lon = np.remainder(np.asarray(lon, dtype=np.float64) + 180.0, 360.0) - 180.0
-        return np.asarray(lat, dtype=np.float64), lon
+        lon = np.array(x, dtype=np.float64)
+        lat = np.array(y, dtype=np.float64)
+        self._transformer(inverse=True).transform(lon, lat, inplace=True)
+        lon += 180.0
+        np.remainder(lon, 360.0, out=lon)
+        lon -= 180.0
+        return lat, lon
 
 
 def _centre(lat: np.ndarray, lon: np.ndarray) -> tuple[float, float]:
@@ -170,7 +172,12 @@ def local_projection(
     if lat_arr.size == 0:
         raise ParameterError("lat, lon: need at least one point to choose a projection")
     lat0, lon0 = _centre(lat_arr, lon_arr)
-    extent_m = float(_great_circle_m(lat_arr, lon_arr, lat0, lon0).max())
+    # The farthest corner of the bounding box (longitudes taken relative to the centre,
+    # so that the antimeridian does not matter) bounds every point's distance.
+    offsets = np.remainder(lon_arr - lon0 + 180.0, 360.0) - 180.0
+    corners_lat = np.array([lat_arr.min(), lat_arr.min(), lat_arr.max(), lat_arr.max()])
+    corners_lon = lon0 + np.array([offsets.min(), offsets.max(), offsets.min(), offsets.max()])
+    extent_m = float(_great_circle_m(corners_lat, corners_lon, lat0, lon0).max())
     if extent_m > max_extent_km * 1000.0:
         raise DomainError(
             f"lat, lon: the points reach {extent_m / 1000:.0f} km from their centre "
