@@ -5,11 +5,14 @@ latitude/longitude column names, and return a new DataFrame with masked coordina
 Needs the ``geo`` extra (pyproj; shapely for truncation; matplotlib for figures).
 """
 
+from veil.geo.cloak import cloak, cloak_xy
 from veil.geo.masks import donut, grid, jitter, planar_laplace
 from veil.geo.projection import LocalProjection, local_projection, projection_at
 
 __all__ = [
     "LocalProjection",
+    "cloak",
+    "cloak_xy",
     "donut",
     "grid",
     "jitter",
