@@ -6,6 +6,7 @@ Needs the ``geo`` extra (pyproj; shapely for truncation; matplotlib for figures)
 """
 
 from veil.geo.cloak import cloak, cloak_xy
+from veil.geo.maps import location_map, neighbourhood_png
 from veil.geo.masks import donut, grid, jitter, planar_laplace
 from veil.geo.projection import LocalProjection, local_projection, projection_at
 
@@ -17,6 +18,8 @@ __all__ = [
     "grid",
     "jitter",
     "local_projection",
+    "location_map",
+    "neighbourhood_png",
     "planar_laplace",
     "projection_at",
 ]

@@ -225,7 +225,7 @@ def plot_metric_dp_map(
     """
     if not str(os.fspath(save_file)).endswith(".html"):
         raise ParameterError(f"save_file: must end in '.html', got {os.fspath(save_file)!r}")
-    from veil.ldp._map import render_privacy_map
+    from veil.maps import render_privacy_map
 
     column_of(df_dp, column_lat)
     column_of(df_dp, column_lon)

@@ -1,4 +1,4 @@
-"""Tests for the browser-drawn privacy map (veil.ldp._map)."""
+"""Tests for the browser-drawn maps of released locations (veil.maps)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("folium")
 
 from veil.errors import ParameterError
-from veil.ldp._map import render_privacy_map
+from veil.maps import render_privacy_map
 
 # Distinctive 6-decimal values: they appear in the HTML only if that point is drawn.
 ORIGINAL_LAT = 40.123457
@@ -217,7 +217,7 @@ def test_failed_write_keeps_previous_file_and_no_temp(
     def fail(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("veil.ldp._map.os.replace", fail)
+    monkeypatch.setattr("veil.atomic.os.replace", fail)
     with pytest.raises(OSError, match="disk full"):
         render_privacy_map(np.zeros(2), np.zeros(2), None, out)
     assert out.read_text(encoding="utf-8") == "old"
@@ -244,4 +244,213 @@ def test_100k_points_writes_small_file(tmp_path: Path) -> None:
     out = tmp_path / "map.html"
     render_privacy_map(lat_dp, lon_dp, radius, out, lat=lat, lon=lon)
     assert out.exists()
+    assert out.stat().st_size < 15_000_000
+
+
+# --- heat map, displacement sample, highlight ------------------------------------------
+
+
+def _layer_names(html: str) -> list[str]:
+    """Overlay names listed in the layer control."""
+    overlays = html[html.index("overlays :") : html.index("L.control.layers")]
+    return re.findall(r'"([^"]+)" :', overlays)
+
+
+@pytest.mark.parametrize("heatmap", [False, True])
+def test_heat_map_layer_present_only_on_request(tmp_path: Path, heatmap: bool) -> None:
+    _, _, lat_dp, lon_dp, _ = _points(40)
+    out = tmp_path / "map.html"
+    render_privacy_map(lat_dp, lon_dp, None, out, heatmap=heatmap)
+    html = out.read_text(encoding="utf-8")
+    assert ("L.heatLayer" in html) is heatmap
+    assert ("leaflet_heat" in html) is heatmap
+    assert ("Heat map of privatized locations" in _layer_names(html)) is heatmap
+
+
+def test_heat_map_reuses_the_released_points(tmp_path: Path) -> None:
+    _, _, lat_dp, lon_dp, _ = _points(40)
+    lat_dp[5] = 40.4242424  # inside the bounds: appears once per copy of the data
+    out = tmp_path / "map.html"
+    render_privacy_map(lat_dp, lon_dp, None, out, heatmap=True)
+    html = out.read_text(encoding="utf-8")
+    assert html.count("40.424242") == 1  # the coordinates are embedded once
+    (points_layer,) = re.findall(r"var (canvas_layer_\w+) = \(function", html)
+    assert f"var src = {points_layer};" in html
+
+
+def test_heat_map_adds_little_to_the_file(tmp_path: Path) -> None:
+    _, _, lat_dp, lon_dp, _ = _points(5000)
+    plain, heat = tmp_path / "plain.html", tmp_path / "heat.html"
+    render_privacy_map(lat_dp, lon_dp, None, plain)
+    render_privacy_map(lat_dp, lon_dp, None, heat, heatmap=True)
+    assert heat.stat().st_size - plain.stat().st_size < 2_000
+
+
+@pytest.mark.parametrize("sample", [0, 1, 7, 50, 1000])
+def test_displacement_sample_draws_at_most_the_sample(tmp_path: Path, sample: int) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(50)
+    out = tmp_path / "map.html"
+    render_privacy_map(
+        lat_dp,
+        lon_dp,
+        None,
+        out,
+        lat=lat,
+        lon=lon,
+        displacement_sample=sample,
+        rng=np.random.default_rng(3),
+    )
+    html = out.read_text(encoding="utf-8")
+    lines = [d for d in _layer_data(html) if "lat_dp" in d]
+    if sample == 0:
+        assert lines == []
+        assert "Original to privatized" not in html
+    else:
+        (drawn,) = lines
+        assert len(drawn["lat"]) == min(sample, 50)
+        assert "Original to privatized" in _layer_names(html)
+
+
+def test_displacement_sample_is_random_and_uses_rng(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(500)
+
+    def sampled(seed: int) -> list[float]:
+        out = tmp_path / f"map{seed}.html"
+        render_privacy_map(
+            lat_dp,
+            lon_dp,
+            None,
+            out,
+            lat=lat,
+            lon=lon,
+            displacement_sample=20,
+            rng=np.random.default_rng(seed),
+        )
+        (lines,) = [d for d in _layer_data(out.read_text(encoding="utf-8")) if "lat_dp" in d]
+        return lines["lat"]
+
+    first = sampled(1)
+    assert first == sampled(1)
+    assert first != sampled(2)
+    assert first != np.round(lat[:20], 6).tolist()  # not the leading rows
+
+
+def test_displacement_sample_skips_rows_without_a_line(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(6)
+    lat_dp[:3] = np.nan
+    out = tmp_path / "map.html"
+    render_privacy_map(lat_dp, lon_dp, None, out, lat=lat, lon=lon, displacement_sample=5, rng=None)
+    (lines,) = [d for d in _layer_data(out.read_text(encoding="utf-8")) if "lat_dp" in d]
+    assert len(lines["lat"]) == 3
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"displacement_sample": 3}, {"highlight": 0}], ids=["sample", "highlight"]
+)
+def test_lines_and_highlight_need_the_originals(tmp_path: Path, kwargs: dict[str, Any]) -> None:
+    _, _, lat_dp, lon_dp, _ = _points(10)
+    with pytest.raises(ParameterError, match="original"):
+        render_privacy_map(lat_dp, lon_dp, None, tmp_path / "map.html", **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True])
+def test_bad_displacement_sample_raises(tmp_path: Path, bad: Any) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(5)
+    with pytest.raises(ParameterError, match="displacement_sample"):
+        render_privacy_map(
+            lat_dp, lon_dp, None, tmp_path / "map.html", lat=lat, lon=lon, displacement_sample=bad
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_highlight_circle_uses_the_displacement_length(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(30)
+    lat_dp[4], lon_dp[4] = lat[4] + 0.01, lon[4]  # 0.01 degree north: 1 111.9 m
+    out = tmp_path / "map.html"
+    render_privacy_map(lat_dp, lon_dp, None, out, lat=lat, lon=lon, highlight=4)
+    html = out.read_text(encoding="utf-8")
+    assert "Highlighted point" in _layer_names(html)
+    circle, line = _layer_data(html)[-2:]
+    assert circle["lat"] == [round(lat[4], 6)] and circle["lon"] == [round(lon[4], 6)]
+    assert circle["r"] == [pytest.approx(1111.9, abs=0.2)]
+    assert line["lat_dp"] == [round(lat_dp[4], 6)]
+
+
+def test_highlight_circle_uses_the_given_radius(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, radius = _points(30)
+    out = tmp_path / "map.html"
+    render_privacy_map(
+        lat_dp, lon_dp, radius, out, lat=lat, lon=lon, highlight=7, max_detail_points=0
+    )
+    circle = _layer_data(out.read_text(encoding="utf-8"))[-2]
+    assert circle["r"] == [round(radius[7], 1)]
+
+
+def test_no_highlight_layer_by_default(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(10)
+    out = tmp_path / "map.html"
+    render_privacy_map(lat_dp, lon_dp, None, out, lat=lat, lon=lon)
+    assert "Highlighted point" not in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("bad", [-1, 10, 1.0, True, "0"])
+def test_bad_highlight_raises(tmp_path: Path, bad: Any) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(10)
+    with pytest.raises(ParameterError, match="highlight"):
+        render_privacy_map(
+            lat_dp, lon_dp, None, tmp_path / "map.html", lat=lat, lon=lon, highlight=bad
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_highlight_of_a_missing_point_raises(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(10)
+    lat_dp[2] = np.nan
+    with pytest.raises(ParameterError, match="highlight: record 2"):
+        render_privacy_map(
+            lat_dp, lon_dp, None, tmp_path / "map.html", lat=lat, lon=lon, highlight=2
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_released_label_names_the_layers(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, _ = _points(10)
+    out = tmp_path / "map.html"
+    render_privacy_map(
+        lat_dp, lon_dp, None, out, lat=lat, lon=lon, heatmap=True, released_label="Masked"
+    )
+    html = out.read_text(encoding="utf-8")
+    assert _layer_names(html) == [
+        "Original to masked",
+        "Original locations",
+        "Masked locations",
+        "Heat map of masked locations",
+    ]
+    assert "Privatized" not in html
+
+
+def test_file_size_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    _, _, lat_dp, lon_dp, _ = _points(10)
+    out = tmp_path / "map.html"
+    with caplog.at_level("INFO", logger="veil.maps"):
+        render_privacy_map(lat_dp, lon_dp, None, out)
+    assert f"({out.stat().st_size} bytes)" in caplog.text
+
+
+def test_100k_points_with_every_layer_writes_small_file(tmp_path: Path) -> None:
+    lat, lon, lat_dp, lon_dp, radius = _points(100_000)
+    out = tmp_path / "map.html"
+    render_privacy_map(
+        lat_dp,
+        lon_dp,
+        radius,
+        out,
+        lat=lat,
+        lon=lon,
+        heatmap=True,
+        displacement_sample=1000,
+        highlight=0,
+        rng=np.random.default_rng(0),
+    )
     assert out.stat().st_size < 15_000_000
