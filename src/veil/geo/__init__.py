@@ -6,20 +6,29 @@ Needs the ``geo`` extra (pyproj; shapely for truncation; matplotlib for figures)
 """
 
 from veil.geo.cloak import cloak, cloak_xy
+from veil.geo.compare import compare, plot_comparison
+from veil.geo.evaluate import LocationEvaluation, evaluate, evaluate_xy
 from veil.geo.maps import location_map, neighbourhood_png
 from veil.geo.masks import donut, grid, jitter, planar_laplace
 from veil.geo.projection import LocalProjection, local_projection, projection_at
+from veil.geo.synthetic import synthetic_city
 
 __all__ = [
     "LocalProjection",
+    "LocationEvaluation",
     "cloak",
     "cloak_xy",
+    "compare",
     "donut",
+    "evaluate",
+    "evaluate_xy",
     "grid",
     "jitter",
     "local_projection",
     "location_map",
     "neighbourhood_png",
     "planar_laplace",
+    "plot_comparison",
     "projection_at",
+    "synthetic_city",
 ]
