@@ -5,6 +5,7 @@ latitude/longitude column names, and return a new DataFrame with masked coordina
 Needs the ``geo`` extra (pyproj; shapely for truncation; matplotlib for figures).
 """
 
+from veil.geo.attributes import bin_attribute, swap_within_cells
 from veil.geo.cloak import cloak, cloak_xy
 from veil.geo.compare import compare, plot_comparison
 from veil.geo.evaluate import LocationEvaluation, evaluate, evaluate_xy
@@ -16,6 +17,7 @@ from veil.geo.synthetic import synthetic_city
 __all__ = [
     "LocalProjection",
     "LocationEvaluation",
+    "bin_attribute",
     "cloak",
     "cloak_xy",
     "compare",
@@ -30,5 +32,6 @@ __all__ = [
     "planar_laplace",
     "plot_comparison",
     "projection_at",
+    "swap_within_cells",
     "synthetic_city",
 ]
