@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.errors import DomainError, MissingValueError, ParameterError, ReproducibleNoiseWarning
+from veil.errors import (
+    ColumnError,
+    DomainError,
+    MissingValueError,
+    ParameterError,
+    ReproducibleNoiseWarning,
+)
 from veil.geo.evaluate import LocationEvaluation, evaluate, evaluate_xy
 from veil.geo.projection import projection_at
 from veil.geo.synthetic import synthetic_city
@@ -168,9 +174,9 @@ def test_misaligned_index_is_refused(city: pd.DataFrame) -> None:
 
 
 def test_missing_columns_are_refused(city: pd.DataFrame) -> None:
-    with pytest.raises(ParameterError, match="latitude"):
+    with pytest.raises(ColumnError, match="latitude"):
         evaluate(city, city, "latitude", "lon", rng=_rng(0))
-    with pytest.raises(ParameterError, match="lon"):
+    with pytest.raises(ColumnError, match="lon"):
         evaluate(city, city.drop(columns="lon"), "lat", "lon", rng=_rng(0))
 
 

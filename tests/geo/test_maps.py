@@ -17,7 +17,7 @@ pytest.importorskip("folium")
 pytest.importorskip("pyproj")
 pytest.importorskip("matplotlib")
 
-from veil.errors import ParameterError, PrivacyWarning
+from veil.errors import ColumnError, ParameterError, PrivacyWarning
 from veil.geo import jitter
 from veil.geo.maps import location_map, neighbourhood_png
 
@@ -155,7 +155,7 @@ def test_misaligned_frames_raise(tmp_path: Path, function: Any) -> None:
     for other in (masked.iloc[:9], masked.iloc[::-1]):
         with pytest.raises(ParameterError, match="row-aligned"):
             function(original, other, "lat", "lon", tmp_path / f"out{suffix}")
-    with pytest.raises(ParameterError, match="'nope'"):
+    with pytest.raises(ColumnError, match="'nope'"):
         function(original, masked, "nope", "lon", tmp_path / f"out{suffix}")
     assert list(tmp_path.iterdir()) == []
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.errors import DataTypeError, MissingValueError, ParameterError
+from veil.errors import ColumnError, DataTypeError, MissingValueError, ParameterError
 from veil.frames import output_frame, record_cost
 from veil.geo.projection import (
     LocalProjection,
@@ -33,7 +33,7 @@ def _column(df: pd.DataFrame, name: Any) -> np.ndarray:
     if not isinstance(df, pd.DataFrame):
         raise DataTypeError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
     if name not in df.columns:
-        raise ParameterError(f"column: {name!r} is not in the dataframe")
+        raise ColumnError(f"column: {name!r} is not in the dataframe")
     series = df[name]
     if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         raise DataTypeError(f"column {name!r}: coordinates must be numeric, got {series.dtype}")

@@ -38,9 +38,10 @@ __all__ = [
 ProjectionMethod = Literal["auto", "utm", "aeqd"]
 
 _EARTH_RADIUS_M = 6_371_008.8
-# Beyond 3 degrees of longitude (at the equator) from the central meridian UTM's scale
-# error passes 0.14 %; "auto" then switches to the centred azimuthal projection.
-_UTM_HALF_WIDTH_DEG = 4.5
+# UTM's scale factor is 0.9996 on the central meridian and grows with the distance from
+# it; within 3 degrees of longitude it stays within 0.1 % of true scale (the zone's
+# own half-width). Beyond, "auto" switches to the centred azimuthal projection.
+_UTM_HALF_WIDTH_DEG = 3.0
 _UTM_MAX_LAT = 84.0
 
 
@@ -152,7 +153,7 @@ def local_projection(
         Coordinates in degrees (finite, in range).
     method : {"auto", "utm", "aeqd"}, default "auto"
         ``"auto"`` takes the UTM zone of the centre when every point lies within
-        4.5 degrees of longitude of its central meridian, below 84 degrees of latitude
+        3 degrees of longitude of its central meridian, below 84 degrees of latitude
         and in the centre's hemisphere; otherwise the centred azimuthal equidistant
         projection.
     max_extent_km : float, default 1000
