@@ -138,6 +138,10 @@ class CategoricalColumn:
     dtype: Any  # the input's dtype, to shape the output alike
     inferred: bool
 
+    def valid_codes(self) -> np.ndarray:
+        """The codes with kept missing entries set to 0 (their output is masked later)."""
+        return self.codes if self.missing is None else np.maximum(self.codes, 0)
+
 
 _NUMERIC_KINDS = frozenset(
     {"integer", "floating", "mixed-integer-float", "decimal", "complex", "boolean"}
@@ -272,7 +276,7 @@ def categorical_output(codes: np.ndarray, column: CategoricalColumn, *, array: b
     categories = column.categories
     if array and getattr(column.dtype, "kind", "") == "U" and column.missing is None:
         return np.asarray(categories.astype(str)).take(codes)
-    out = categories.take(np.maximum(codes, 0))
+    out = categories.take(codes if column.missing is None else np.maximum(codes, 0))
     if column.missing is not None:
         out[column.missing] = np.nan
     if isinstance(column.dtype, pd.StringDtype) and not array:
@@ -295,7 +299,9 @@ def with_column(
     appended to ``ledger`` and to ``out.attrs["veil.privacy"]``.
     """
     out = output_frame(df)
-    out[target] = pd.Series(values, index=df.index) if not isinstance(values, pd.Series) else values
+    if not isinstance(values, pd.Series):
+        values = pd.Series(values, index=df.index, copy=False)
+    out[target] = values
     record_cost(out, df, cost, ledger)
     return out
 

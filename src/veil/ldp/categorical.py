@@ -91,7 +91,7 @@ def _exponential(
         raise ParameterError(
             f"scores: shape {mechanism.scores.shape} does not match the domain of {k} categories"
         )
-    noisy = mechanism.randomise(np.maximum(column.codes, 0), resolve_rng(rng, stacklevel=4))
+    noisy = mechanism.randomise(column.valid_codes(), resolve_rng(rng, stacklevel=4))
     return categorical_output(noisy, column, array=array), mechanism.cost(name)
 
 
@@ -226,7 +226,7 @@ def _randomized_response(
             f"{column.categories.tolist()}"
         )
     mechanism = RandomizedResponse(eps, k)
-    noisy = mechanism.randomise(np.maximum(column.codes, 0), resolve_rng(rng, stacklevel=4))
+    noisy = mechanism.randomise(column.valid_codes(), resolve_rng(rng, stacklevel=4))
     return categorical_output(noisy, column, array=array), mechanism.cost(name)
 
 
