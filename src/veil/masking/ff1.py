@@ -55,7 +55,6 @@ def _min_length(radix: int) -> int:
     return n
 
 
-
 def _ffx() -> Any:
     """The libffx module, imported on first use (it comes with the ``masking`` extra)."""
     try:
@@ -63,6 +62,7 @@ def _ffx() -> Any:
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError("veil.masking.FF1 needs libffx: pip install 'veil[masking]'") from exc
     return ffx
+
 
 class FF1:
     """FF1 format-preserving encryption (NIST SP 800-38G) over an alphabet.
