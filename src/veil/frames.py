@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pandas as pd
 
 from veil.mechanisms import PrivacyCost, PrivacyLedger
 
-__all__ = ["PRIVACY_ATTR", "output_frame", "record_cost"]
+__all__ = ["MASKING_ATTR", "PRIVACY_ATTR", "output_frame", "record_cost", "record_masking"]
 
 PRIVACY_ATTR = "veil.privacy"
+MASKING_ATTR = "veil.masking"
 
 
 def _copy_on_write() -> bool:
@@ -38,3 +40,13 @@ def record_cost(
     out.attrs = {**source.attrs, PRIVACY_ATTR: history}
     if ledger is not None:
         ledger.record(cost)
+
+
+def record_masking(out: pd.DataFrame, source: pd.DataFrame, entries: list[dict[str, Any]]) -> None:
+    """Append non-randomized treatments to ``out.attrs["veil.masking"]``, after ``source``'s.
+
+    Entries describe what was done (method, key id, parameters), never secrets.
+    """
+    history = list(source.attrs.get(MASKING_ATTR, []))
+    history.extend(entries)
+    out.attrs = {**source.attrs, MASKING_ATTR: history}

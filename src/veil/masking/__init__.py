@@ -1,0 +1,44 @@
+"""Masking and pseudonymization of direct identifiers, and audits of weak masking.
+
+Treatments: redaction and format-aware partial masking, keyed pseudonyms (HMAC-SHA256
+with a managed :class:`SecretKey`), format-preserving encryption (:class:`FF1`, NIST SP
+800-38G), shuffling, data swapping and rank swapping. Audit: :func:`hash_reversal`, the
+dictionary attack that recovers unkeyed hashes of small identifier spaces.
+
+Keys never appear in outputs, reprs, logs or error messages; results record only a key id.
+"""
+
+from veil.masking.audit import (
+    CandidateSpace,
+    HashReversalReport,
+    digits,
+    hash_reversal,
+    phone_numbers,
+)
+from veil.masking.ff1 import FF1
+from veil.masking.keys import SecretKey, hkdf_sha256
+from veil.masking.pseudonym import collision_probability, pseudonymize, pseudonymize_columns
+from veil.masking.redact import mask_card, mask_email, mask_partial, mask_phone, redact
+from veil.masking.swapping import rank_swap, shuffle, swap
+
+__all__ = [
+    "FF1",
+    "CandidateSpace",
+    "HashReversalReport",
+    "SecretKey",
+    "collision_probability",
+    "digits",
+    "hash_reversal",
+    "hkdf_sha256",
+    "mask_card",
+    "mask_email",
+    "mask_partial",
+    "mask_phone",
+    "phone_numbers",
+    "pseudonymize",
+    "pseudonymize_columns",
+    "rank_swap",
+    "redact",
+    "shuffle",
+    "swap",
+]

@@ -28,12 +28,11 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ColumnError, DataTypeError, ParameterError, PrivacyWarning
-from veil.frames import output_frame
+from veil.frames import MASKING_ATTR, output_frame, record_masking
 from veil.rng import RngLike, resolve_rng
 
 __all__ = ["MASKING_ATTR", "rank_swap", "shuffle", "swap"]
 
-MASKING_ATTR = "veil.masking"
 
 _IntArray = np.ndarray[Any, np.dtype[np.int64]]
 
@@ -429,6 +428,4 @@ def _take_rows(df: pd.DataFrame, columns: list[str], source: _IntArray) -> pd.Da
 
 def _record(out: pd.DataFrame, source: pd.DataFrame, **entry: Any) -> None:
     """Append ``entry`` to ``out.attrs["veil.masking"]``, after ``source``'s entries."""
-    history = list(source.attrs.get(MASKING_ATTR, []))
-    history.append(entry)
-    out.attrs = {**source.attrs, MASKING_ATTR: history}
+    record_masking(out, source, [entry])
