@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import DataTypeError, MissingValueError, ParameterError
+from veil.masking.keys import SecretKey
 
 __all__ = ["FF1", "MAX_RADIX", "MAX_TWEAK_BYTES", "MIN_DOMAIN", "MIN_RADIX"]
 
@@ -93,9 +94,11 @@ class FF1:
 
     __slots__ = ("_alphabet", "_cipher", "_key_bits", "_min_length", "_radix")
 
-    def __init__(self, key: bytes, alphabet: str) -> None:
+    def __init__(self, key: bytes | SecretKey, alphabet: str) -> None:
+        if isinstance(key, SecretKey):
+            key = key.reveal()
         if not isinstance(key, (bytes, bytearray, memoryview)):
-            raise DataTypeError(f"key must be bytes, got {type(key).__name__}")
+            raise DataTypeError(f"key must be bytes or a SecretKey, got {type(key).__name__}")
         key_bytes = bytes(key)
         if len(key_bytes) not in _KEY_LENGTHS:
             raise ParameterError(
