@@ -9,13 +9,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import folium  # noqa: F401  # the test extra installs it; a missing one fails
+import matplotlib  # noqa: F401  # the test extra installs it; a missing one fails
 import numpy as np
 import pandas as pd
+import pyproj  # noqa: F401  # the test extra installs it; a missing one fails
 import pytest
-
-pytest.importorskip("folium")
-pytest.importorskip("pyproj")
-pytest.importorskip("matplotlib")
 
 from veil.errors import ColumnError, ParameterError, PrivacyWarning
 from veil.geo import jitter

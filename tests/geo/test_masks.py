@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyproj
 import pytest
+from scipy import stats
 
 from veil.errors import (
     ColumnError,
@@ -36,9 +38,6 @@ from veil.geo import (
     projection_at,
 )
 from veil.mechanisms import PrivacyLedger
-
-pyproj = pytest.importorskip("pyproj")
-stats = pytest.importorskip("scipy.stats")
 
 GEOD = pyproj.Geod(ellps="WGS84")
 KS_P = 1e-3
@@ -366,7 +365,8 @@ def test_planar_laplace_grid_m_snaps_to_cell_centres() -> None:
 
 
 def test_planar_laplace_truncate_to_keeps_outputs_in_the_region() -> None:
-    shapely = pytest.importorskip("shapely")
+    import shapely
+
     region = shapely.box(-74.00, 40.72, -73.96, 40.78)  # lon/lat, as shapely orders them
     rng = _rng(21)
     n = 3000
@@ -396,7 +396,8 @@ def test_planar_laplace_truncate_to_keeps_outputs_in_the_region() -> None:
 
 
 def test_planar_laplace_truncate_to_refuses_an_empty_region() -> None:
-    shapely = pytest.importorskip("shapely")
+    import shapely
+
     with pytest.raises(ParameterError, match="truncate_to"):
         planar_laplace(_frame(), "lat", "lon", 0.01, truncate_to=shapely.Polygon(), rng=_rng(0))
 

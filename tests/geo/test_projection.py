@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pyproj
 import pytest
 
 from veil.errors import DomainError, ParameterError
 from veil.geo import LocalProjection, local_projection, projection_at
-
-pyproj = pytest.importorskip("pyproj")
 
 GEOD = pyproj.Geod(ellps="WGS84")
 

@@ -362,7 +362,8 @@ def _privatized(new_cols: bool) -> pd.DataFrame:
 
 
 def test_map_written_without_the_originals(tmp_path: Path) -> None:
-    pytest.importorskip("folium")
+    import folium  # noqa: F401  # the test extra installs it; a missing one fails
+
     df_dp = _privatized(new_cols=True)
     path = tmp_path / "metric_dp_map.html"
     with warnings.catch_warnings():
@@ -378,7 +379,8 @@ def test_map_written_without_the_originals(tmp_path: Path) -> None:
 
 
 def test_map_from_replaced_columns_draws_the_privatized_points(tmp_path: Path) -> None:
-    pytest.importorskip("folium")
+    import folium  # noqa: F401  # the test extra installs it; a missing one fails
+
     df_dp = _privatized(new_cols=False)
     path = tmp_path / "map.html"
     plot_metric_dp_map(df_dp, "lat", "lon", path)
@@ -388,7 +390,8 @@ def test_map_from_replaced_columns_draws_the_privatized_points(tmp_path: Path) -
 
 
 def test_map_with_originals_warns_and_draws_them(tmp_path: Path) -> None:
-    pytest.importorskip("folium")
+    import folium  # noqa: F401  # the test extra installs it; a missing one fails
+
     df_dp = _privatized(new_cols=True)
     path = tmp_path / "private_map.html"
     with pytest.warns(PrivacyWarning, match="original"):
@@ -398,7 +401,8 @@ def test_map_with_originals_warns_and_draws_them(tmp_path: Path) -> None:
 
 
 def test_map_with_originals_needs_the_original_columns(tmp_path: Path) -> None:
-    pytest.importorskip("folium")
+    import folium  # noqa: F401  # the test extra installs it; a missing one fails
+
     df_dp = _privatized(new_cols=False)
     path = tmp_path / "map.html"
     with pytest.raises(ParameterError, match="show_original"):
@@ -415,7 +419,8 @@ def test_map_file_must_end_in_html_and_nothing_is_written(tmp_path: Path, name: 
 
 
 def test_map_missing_column_raises(tmp_path: Path) -> None:
-    pytest.importorskip("folium")
+    import folium  # noqa: F401  # the test extra installs it; a missing one fails
+
     df_dp = _privatized(new_cols=True)
     with pytest.raises(ColumnError):
         plot_metric_dp_map(df_dp, "latitude", "lon", tmp_path / "map.html")

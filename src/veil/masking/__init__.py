@@ -1,12 +1,15 @@
 """Masking and pseudonymization of direct identifiers, and audits of weak masking.
 
 Treatments: redaction and format-aware partial masking, keyed pseudonyms (HMAC-SHA256
-with a managed :class:`SecretKey`), format-preserving encryption (:class:`FF1`, NIST SP
-800-38G), shuffling, data swapping and rank swapping. Audit: :func:`hash_reversal`, the
+with a managed :class:`SecretKey`), tokenization with an encrypted :class:`Vault`
+(SQLite or PostgreSQL), format-preserving encryption (:class:`FF1`, NIST SP 800-38G),
+shuffling, data swapping and rank swapping. Audit: :func:`hash_reversal`, the
 dictionary attack that recovers unkeyed hashes of small identifier spaces.
 
 Keys never appear in outputs, reprs, logs or error messages; results record only a key id.
 """
+
+from typing import Any
 
 from veil.masking.audit import (
     CandidateSpace,
@@ -26,6 +29,8 @@ __all__ = [
     "CandidateSpace",
     "HashReversalReport",
     "SecretKey",
+    "Vault",
+    "VaultError",
     "collision_probability",
     "digits",
     "hash_reversal",
@@ -42,3 +47,15 @@ __all__ = [
     "shuffle",
     "swap",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The vault needs SQLAlchemy and cryptography (the ``masking`` extra): import it on
+    # first use so that the rest of veil.masking works without them.
+    if name in ("Vault", "VaultError"):
+        try:
+            from veil.masking import vault
+        except ImportError as exc:  # pragma: no cover - exercised without the extra
+            raise ImportError("veil.masking.Vault needs: pip install 'veil[masking]'") from exc
+        return getattr(vault, name)
+    raise AttributeError(f"module 'veil.masking' has no attribute {name!r}")
