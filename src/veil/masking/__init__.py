@@ -3,7 +3,8 @@
 Treatments: redaction and format-aware partial masking, keyed pseudonyms (HMAC-SHA256
 with a managed :class:`SecretKey`), tokenization with an encrypted :class:`Vault`
 (SQLite or PostgreSQL), format-preserving encryption (:class:`FF1`, NIST SP 800-38G),
-shuffling, data swapping and rank swapping. Audit: :func:`hash_reversal`, the
+shuffling, data swapping and rank swapping. Audits: :func:`scan_pii` (and
+:func:`redact_pii`) for personal data in free text, offline, and :func:`hash_reversal`, the
 dictionary attack that recovers unkeyed hashes of small identifier spaces.
 
 Keys never appear in outputs, reprs, logs or error messages; results record only a key id.
@@ -20,6 +21,7 @@ from veil.masking.audit import (
 )
 from veil.masking.ff1 import FF1
 from veil.masking.keys import SecretKey, hkdf_sha256
+from veil.masking.pii import PiiReport, redact_pii, scan_pii
 from veil.masking.pseudonym import collision_probability, pseudonymize, pseudonymize_columns
 from veil.masking.redact import mask_card, mask_email, mask_partial, mask_phone, redact
 from veil.masking.swapping import rank_swap, shuffle, swap
@@ -28,6 +30,7 @@ __all__ = [
     "FF1",
     "CandidateSpace",
     "HashReversalReport",
+    "PiiReport",
     "SecretKey",
     "Vault",
     "VaultError",
@@ -44,6 +47,8 @@ __all__ = [
     "pseudonymize_columns",
     "rank_swap",
     "redact",
+    "redact_pii",
+    "scan_pii",
     "shuffle",
     "swap",
 ]
