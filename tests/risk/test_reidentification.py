@@ -1,0 +1,228 @@
+"""Tests of veil.risk.reidentification: equivalence-class risk measures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.errors import ColumnError, ParameterError
+from veil.risk.reidentification import (
+    RiskSummary,
+    attribute_disclosure,
+    qi_scan,
+    record_risk,
+    summary,
+)
+
+
+@pytest.fixture
+def small() -> pd.DataFrame:
+    # classes: (1,F) x3, (1,M) x2, (2,F) x1, (2,M) x1 -> sizes 3, 2, 1, 1
+    return pd.DataFrame(
+        {
+            "zip": ["1", "1", "1", "1", "1", "2", "2"],
+            "sex": ["F", "F", "F", "M", "M", "F", "M"],
+            "dx": ["a", "a", "a", "a", "b", "c", "c"],
+        }
+    )
+
+
+def _seed_registry() -> pd.DataFrame:
+    # The synthetic registry of seed section 83.3, generated exactly as there.
+    rng = np.random.default_rng(1201)
+    n = 6000
+    zip_codes = np.array([f"65{1 + (z >= 12)}{z:02d}" for z in range(40)])
+    zip_weights = rng.dirichlet(np.full(40, 2.0))
+    age = np.clip(rng.normal(45, 17, n), 18, 95).astype(int)
+    birth_day = rng.integers(1, 366, n)
+    sex = rng.choice(["F", "M"], n)
+    zips = rng.choice(zip_codes, n, p=zip_weights)
+    return pd.DataFrame({"zip": zips, "age": age, "birth_day": birth_day, "sex": sex})
+
+
+def test_summary_hand_computed(small: pd.DataFrame) -> None:
+    s = summary(small, ["zip", "sex"], threshold=0.4)
+    assert isinstance(s, RiskSummary)
+    assert (s.n_records, s.n_classes, s.sample_uniques) == (7, 4, 2)
+    assert s.sample_uniqueness == pytest.approx(2 / 7)
+    assert s.prosecutor_highest == 1.0
+    assert s.prosecutor_average == pytest.approx(4 / 7)
+    # risks 1/3, 1/2, 1, 1: records above 0.4 are the 2 + 1 + 1
+    assert s.records_above_threshold == pytest.approx(4 / 7)
+    assert s.marketer == pytest.approx(4 / 7)
+    assert s.journalist_highest is None and s.population_uniqueness is None
+
+
+def test_prosecutor_average_is_mean_record_risk(small: pd.DataFrame) -> None:
+    s = summary(small, ["zip", "sex"])
+    assert s.prosecutor_average == pytest.approx(record_risk(small, ["zip", "sex"]).mean())
+
+
+def test_record_risk_values_and_index_independence(small: pd.DataFrame) -> None:
+    risk = record_risk(small, ["zip", "sex"])
+    assert risk.tolist() == pytest.approx([1 / 3] * 3 + [1 / 2] * 2 + [1.0, 1.0])
+    shuffled = small.set_axis([5, 5, "x", 0, -1, 3, 3])
+    other = record_risk(shuffled, ["zip", "sex"])
+    assert other.index.equals(shuffled.index)
+    np.testing.assert_allclose(other.to_numpy(), risk.to_numpy())
+    assert summary(shuffled, ["zip", "sex"]) == summary(small, ["zip", "sex"])
+
+
+def test_missing_values_are_a_class() -> None:
+    df = pd.DataFrame({"a": [1.0, np.nan, np.nan, 2.0], "b": ["x", None, None, "x"]})
+    assert record_risk(df, ["a", "b"]).tolist() == [1.0, 0.5, 0.5, 1.0]
+    assert summary(df, ["a", "b"]).n_classes == 3
+
+
+def test_categorical_and_numeric_columns() -> None:
+    df = pd.DataFrame({"c": pd.Categorical(["u", "v", "u", None]), "n": [1, 1, 1, 1]})
+    assert record_risk(df, ["c", "n"]).tolist() == [0.5, 1.0, 0.5, 1.0]
+
+
+def test_does_not_mutate_input(small: pd.DataFrame) -> None:
+    before = small.copy()
+    summary(small, ["zip", "sex"], sampling_fraction=0.5)
+    attribute_disclosure(small, ["zip"], "dx")
+    pd.testing.assert_frame_equal(small, before)
+
+
+def test_journalist_with_population_table(small: pd.DataFrame) -> None:
+    extra = pd.DataFrame({"zip": ["2", "2", "1"], "sex": ["F", "F", "M"], "dx": "z"})
+    population = pd.concat([small, extra], ignore_index=True)
+    s = summary(small, ["zip", "sex"], population=population)
+    # population sizes of the sample's classes: (1,F) 3, (1,M) 3, (2,F) 3, (2,M) 1
+    assert s.journalist_highest == 1.0
+    assert s.marketer == pytest.approx((3 / 3 + 2 / 3 + 1 / 3 + 1 / 1) / 7)
+
+
+def test_journalist_with_class_sizes(small: pd.DataFrame) -> None:
+    s = summary(small, ["zip", "sex"], population=[30, 30, 30, 20, 20, 10, 5])
+    assert s.journalist_highest == pytest.approx(1 / 5)
+    assert s.marketer == pytest.approx((3 / 30 + 2 / 20 + 1 / 10 + 1 / 5) / 7)
+
+
+def test_population_must_contain_sample(small: pd.DataFrame) -> None:
+    with pytest.raises(ParameterError, match="at least the sample"):
+        summary(small, ["zip", "sex"], population=small.iloc[:3])
+    with pytest.raises(ParameterError, match="one size per record"):
+        summary(small, ["zip", "sex"], population=[1, 2])
+    with pytest.raises(ColumnError):
+        summary(small, ["zip", "sex"], population=small[["zip"]])
+
+
+def test_sampling_fraction_adds_population_estimates(small: pd.DataFrame) -> None:
+    s = summary(small, ["zip", "sex"], sampling_fraction=0.5)
+    assert s.journalist_highest == pytest.approx(0.5)  # smallest class 1 -> F = 2
+    assert s.population_model in {"pitman", "zayatz"}
+    assert s.population_uniqueness is not None
+    assert 0.0 <= s.population_uniqueness <= s.sample_uniqueness
+    full = summary(small, ["zip", "sex"], sampling_fraction=1.0)
+    assert full.population_uniqueness == pytest.approx(full.sample_uniqueness)
+    assert full.journalist_highest == full.prosecutor_highest
+
+
+def test_to_dict_and_frame(small: pd.DataFrame) -> None:
+    s = summary(small, ["zip", "sex"])
+    d = s.to_dict()
+    assert d["n_classes"] == 4
+    frame = s.to_frame()
+    assert list(frame.columns) == ["value"]
+    assert frame.loc["n_records", "value"] == 7
+
+
+def test_qi_scan_reproduces_seed_table() -> None:
+    registry = _seed_registry()
+    scenarios = {
+        "sex": ["sex"],
+        "zip": ["zip"],
+        "zip + sex": ["zip", "sex"],
+        "zip + age + sex": ["zip", "age", "sex"],
+        "zip + age + birthday + sex": ["zip", "age", "birth_day", "sex"],
+    }
+    table = qi_scan(registry, scenarios).round(3)
+    # Seed section 83.3 prints: classes, unique_rate, mean_risk, max_risk.
+    expected = {
+        "sex": (2, 0.000, 0.000, 0.000),
+        "zip": (40, 0.000, 0.007, 0.045),
+        "zip + sex": (80, 0.000, 0.013, 0.100),
+        "zip + age + sex": (3001, 0.247, 0.500, 1.000),
+        "zip + age + birthday + sex": (5975, 0.992, 0.996, 1.000),
+    }
+    for label, (classes, unique, mean, top) in expected.items():
+        row = table.loc[label]
+        assert row["n_classes"] == classes
+        assert (row["unique_rate"], row["mean_risk"], row["max_risk"]) == pytest.approx(
+            (unique, mean, top), abs=1e-9
+        )
+
+
+def test_qi_scan_all_subsets(small: pd.DataFrame) -> None:
+    table = qi_scan(small, ["zip", "sex", "dx"], max_size=2)
+    assert list(table.index) == ["zip", "sex", "dx", "zip + sex", "zip + dx", "sex + dx"]
+    assert table.loc["zip + sex", "n_classes"] == 4
+    assert table.loc["zip + sex", "unique_rate"] == pytest.approx(2 / 7)
+    assert table.loc["zip", "max_risk"] == pytest.approx(1 / 2)
+    with pytest.raises(ParameterError, match="max_size"):
+        qi_scan(small, ["zip"], max_size=0)
+
+
+def test_attribute_disclosure_hand_computed(small: pd.DataFrame) -> None:
+    out = attribute_disclosure(small, ["zip"], "dx", threshold=0.8)
+    # zip 1: a 4 of 5 = 0.8 (reported); zip 2: c 2 of 2 = 1.0 (reported)
+    assert out["zip"].tolist() == ["2", "1"]
+    assert out["size"].tolist() == [2, 5]
+    assert out["sensitive_value"].tolist() == ["c", "a"]
+    assert out["share"].tolist() == pytest.approx([1.0, 0.8])
+    assert attribute_disclosure(small, ["zip"], "dx", threshold=0.81)["zip"].tolist() == ["2"]
+
+
+def test_attribute_disclosure_matches_groupby() -> None:
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame(
+        {"q": rng.integers(0, 50, 2000), "s": rng.choice(["x", "y", "z"], 2000, p=[0.8, 0.1, 0.1])}
+    )
+    out = attribute_disclosure(df, ["q"], "s", threshold=0.8)
+    share = df.groupby("q")["s"].agg(lambda s: s.value_counts(normalize=True).iloc[0])
+    assert set(out["q"]) == set(share[share >= 0.8].index)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5])
+def test_threshold_outside_unit_interval(small: pd.DataFrame, bad: float) -> None:
+    with pytest.raises(ParameterError, match="threshold"):
+        summary(small, ["zip"], threshold=bad)
+    with pytest.raises(ParameterError, match="threshold"):
+        attribute_disclosure(small, ["zip"], "dx", threshold=bad)
+    with pytest.raises(ParameterError, match="sampling_fraction"):
+        summary(small, ["zip"], sampling_fraction=bad)
+
+
+def test_error_paths(small: pd.DataFrame) -> None:
+    with pytest.raises(ColumnError, match="nope"):
+        summary(small, ["zip", "nope"])
+    with pytest.raises(ColumnError):
+        record_risk(small, ["nope"])
+    with pytest.raises(ColumnError):
+        attribute_disclosure(small, ["zip"], "nope")
+    with pytest.raises(ColumnError):
+        qi_scan(small, {"x": ["nope"]})
+    with pytest.raises(ParameterError, match="empty"):
+        summary(small.iloc[:0], ["zip"])
+    with pytest.raises(ParameterError, match="at least one column"):
+        summary(small, [])
+    with pytest.raises(ParameterError, match="repeat"):
+        summary(small, ["zip", "zip"])
+    with pytest.raises(ParameterError, match="sensitive"):
+        attribute_disclosure(small, ["zip"], "zip")
+
+
+def test_adult_summary() -> None:
+    from veil.datasets import load_adult
+
+    adult = load_adult()
+    qis = ["age", "sex", "race", "marital-status", "education", "native-country", "workclass"]
+    s = summary(adult, qis)
+    expected = adult.groupby(qis, dropna=False).size()
+    assert s.n_classes == len(expected)
+    assert s.sample_uniques == int((expected == 1).sum())
+    assert s.prosecutor_average == pytest.approx(len(expected) / len(adult))
