@@ -1,4 +1,8 @@
-"""Anonymization by generalization: hierarchies and privacy-model checks.
+"""Anonymization by generalization: hierarchies, privacy models, the optimal search.
+
+:func:`anonymize` searches the lattice of hierarchy levels for the transformation with
+the best quality metric (ARX's Loss by default) that satisfies every privacy model within
+a record suppression limit; :func:`evaluate` scores any given transformation.
 
 :class:`Hierarchy` holds a generalization hierarchy (loaded from anjana's or ARX's CSV
 format, or built for intervals, codes, dates and groupings) with integer codes per
@@ -20,15 +24,36 @@ from veil.anonymity.checks import (
     t_closeness,
 )
 from veil.anonymity.hierarchy import Hierarchy
+from veil.anonymity.metrics import METRICS
+from veil.anonymity.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from veil.anonymity.search import AnonymizationResult, NoSolutionError, anonymize, evaluate
 
 __all__ = [
+    "METRICS",
+    "AnonymizationResult",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
     "Hierarchy",
+    "KAnonymity",
+    "NoSolutionError",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "TCloseness",
     "alpha_k_anonymity",
+    "anonymize",
     "basic_beta_likeness",
     "delta_disclosure",
     "enhanced_beta_likeness",
     "entropy_l_diversity",
     "equivalence_classes",
+    "evaluate",
     "k_anonymity",
     "l_diversity",
     "recursive_c_l_diversity",
