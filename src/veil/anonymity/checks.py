@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from veil.classes import class_ids, value_codes
 from veil.errors import ColumnError, DataTypeError, MissingValueError, ParameterError
 
 __all__ = [
@@ -91,23 +92,8 @@ def _validate(
 # ------------------------------------------------------------------------ grouping core
 
 
-def _codes(column: pd.Series) -> tuple[_Codes, int]:
-    """Positional integer codes of a column, a missing value being a value of its own."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=False)
-    return codes.astype(np.int64, copy=False), len(uniques)
-
-
-def _class_codes(df: pd.DataFrame, columns: list[str]) -> tuple[_Codes, int]:
-    key = np.zeros(len(df), dtype=np.int64)
-    n_keys = 1
-    for col in columns:
-        codes, n_values = _codes(df[col])
-        # Re-factorize after each column so the combined key stays below n_rows and
-        # cannot overflow however many QIs there are.
-        key, uniques = pd.factorize(key * n_values + codes)
-        key = key.astype(np.int64, copy=False)
-        n_keys = len(uniques)
-    return key, n_keys
+def _classvalue_codes(df: pd.DataFrame, columns: list[str]) -> tuple[_Codes, int]:
+    return class_ids((df[col] for col in columns), len(df))
 
 
 def equivalence_classes(df: pd.DataFrame, quasi_ident: Columns) -> npt.NDArray[np.int64]:
@@ -137,7 +123,7 @@ def equivalence_classes(df: pd.DataFrame, quasi_ident: Columns) -> npt.NDArray[n
     [0, 1, 0, 2]
     """
     qi, _ = _validate(df, quasi_ident)
-    return _class_codes(df, qi)[0]
+    return _classvalue_codes(df, qi)[0]
 
 
 class _Pairs:
@@ -166,10 +152,10 @@ def _per_attribute(
     df: pd.DataFrame, qi: list[str], sa: list[str], gen: bool
 ) -> Iterator[tuple[str, _Codes, int]]:
     """Yield each sensitive attribute with the class codes it is checked against."""
-    shared = _class_codes(df, qi) if gen else None
+    shared = _classvalue_codes(df, qi) if gen else None
     for i, att in enumerate(sa):
         classes, n_classes = (
-            shared if shared is not None else _class_codes(df, qi + sa[:i] + sa[i + 1 :])
+            shared if shared is not None else _classvalue_codes(df, qi + sa[:i] + sa[i + 1 :])
         )
         yield att, classes, n_classes
 
@@ -178,7 +164,7 @@ def _pairs_per_attribute(
     df: pd.DataFrame, qi: list[str], sa: list[str], gen: bool
 ) -> Iterator[_Pairs]:
     for att, classes, n_classes in _per_attribute(df, qi, sa, gen):
-        values, n_values = _codes(df[att])
+        values, n_values = value_codes(df[att])
         yield _Pairs(classes, n_classes, values, n_values)
 
 
@@ -220,7 +206,7 @@ def k_anonymity(df: pd.DataFrame, quasi_ident: Columns) -> int:
     2
     """
     qi, _ = _validate(df, quasi_ident)
-    classes, n_classes = _class_codes(df, qi)
+    classes, n_classes = _classvalue_codes(df, qi)
     return int(np.bincount(classes, minlength=n_classes).min())
 
 
@@ -488,7 +474,7 @@ def t_closeness(
                 )
             t = max(t, _ordered_emd(classes, n_classes, column))
         else:
-            values, n_values = _codes(column)
+            values, n_values = value_codes(column)
             pairs = _Pairs(classes, n_classes, values, n_values)
             # Values absent from a class contribute P(v); their total is 1 - sum of the
             # present ones, so the sum over all values needs only the present pairs.

@@ -16,7 +16,7 @@ from the frame's index, so any index (duplicated, unsorted) gives the same resul
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from veil.classes import class_ids, value_codes
 from veil.errors import ColumnError, ParameterError
 from veil.risk.population import class_size_histogram, population_uniqueness
 
@@ -117,27 +118,8 @@ def _check_threshold(name: str, value: float) -> float:
     return float(value)
 
 
-def _codes(values: pd.Series | pd.Index) -> tuple[IntArray, int]:
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return codes.astype(np.int64, copy=False), len(uniques)
-
-
-def _combine(columns: Iterable[pd.Series | pd.Index], n: int) -> tuple[IntArray, int]:
-    """Dense class id per record (0..k-1, in order of first appearance) and k."""
-    key = np.zeros(n, dtype=np.int64)
-    cardinality = 1
-    for column in columns:
-        codes, size = _codes(column)
-        if cardinality > (2**62) // max(size, 1):
-            # The mixed-radix key would overflow: compress it to dense ids first.
-            key, cardinality = _codes(pd.Index(key))
-        key = key * size + codes
-        cardinality *= size
-    return _codes(pd.Index(key))
-
-
 def _classes(df: pd.DataFrame, cols: Sequence[Hashable]) -> tuple[IntArray, IntArray]:
-    ids, k = _combine((df[c] for c in cols), len(df))
+    ids, k = class_ids((df[c] for c in cols), len(df))
     return ids, np.bincount(ids, minlength=k).astype(np.int64)
 
 
@@ -181,7 +163,7 @@ def _population_class_sizes(
             raise ColumnError(f"population lacks the quasi-identifier columns {missing!r}")
         n = len(df)
         both = (pd.concat([df[c], population[c]], ignore_index=True) for c in cols)
-        joint, k = _combine(both, n + len(population))
+        joint, k = class_ids(both, n + len(population))
         pop_counts = np.bincount(joint[n:], minlength=k)
         # Map each sample class to its joint id through any one of its records.
         first = np.zeros(len(sizes), dtype=np.int64)
@@ -392,8 +374,8 @@ def attribute_disclosure(
     _check_frame(df, [sensitive], "sensitive")
     threshold = _check_threshold("threshold", threshold)
     ids, sizes = _classes(df, cols)
-    values, n_values = _codes(df[sensitive])
-    pair, _ = _codes(pd.Index(ids * n_values + values))
+    values, n_values = value_codes(df[sensitive])
+    pair, _ = value_codes(pd.Index(ids * n_values + values))
     pair_counts = np.bincount(pair)
     pair_first = np.zeros(len(pair_counts), dtype=np.int64)
     pair_first[pair[::-1]] = np.arange(len(df) - 1, -1, -1)
