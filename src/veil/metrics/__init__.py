@@ -8,5 +8,13 @@ from __future__ import annotations
 
 from veil.metrics.correlation import CorrelationMethod, correlation_loss
 from veil.metrics.divergence import divergence_distributions
+from veil.metrics.ml_utility import MLModel, MLUtility, ml_utility
 
-__all__ = ["CorrelationMethod", "correlation_loss", "divergence_distributions"]
+__all__ = [
+    "CorrelationMethod",
+    "MLModel",
+    "MLUtility",
+    "correlation_loss",
+    "divergence_distributions",
+    "ml_utility",
+]
