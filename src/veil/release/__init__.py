@@ -1,0 +1,65 @@
+"""Release plans: one declarative run from a raw table to a published release.
+
+:func:`load_plan` validates a YAML plan, :func:`plan_ledger` computes what it spends
+before any data is read (:func:`check_budget` refuses a plan over its budget,
+:func:`render_ledger` prints it for a dry run), and :func:`run` applies it and writes
+the release, ``manifest.json`` and ``report.html`` atomically. The package orchestrates
+the public functions of :mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo` and
+:mod:`veil.anonymity`; it holds no privacy arithmetic of its own.
+
+Example plans ship in ``veil/release/examples`` (:func:`example_plan`).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from veil.release.allocate import allocate, split_budget
+from veil.release.errors import BudgetError, LedgerMismatchError, PlanError
+from veil.release.ledger import (
+    LedgerStep,
+    ReleaseLedger,
+    check_budget,
+    cross_check,
+    plan_ledger,
+    render_ledger,
+)
+from veil.release.plan import Plan, load_plan
+from veil.release.runner import RunResult, run
+
+__all__ = [
+    "BudgetError",
+    "LedgerMismatchError",
+    "LedgerStep",
+    "Plan",
+    "PlanError",
+    "ReleaseLedger",
+    "RunResult",
+    "allocate",
+    "check_budget",
+    "cross_check",
+    "example_plan",
+    "load_plan",
+    "plan_ledger",
+    "render_ledger",
+    "run",
+    "split_budget",
+]
+
+
+def example_plan(name: str) -> Path:
+    """Path of a bundled example plan: ``"adult"`` or ``"location"``.
+
+    Raises
+    ------
+    PlanError
+        An unknown example name (the message lists the available ones).
+    """
+    folder = resources.files("veil.release").joinpath("examples")
+    available = sorted(
+        p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")
+    )
+    if name not in available:
+        raise PlanError(f"name: no example plan {name!r}; available: {available}")
+    return Path(str(folder.joinpath(f"{name}.yaml")))

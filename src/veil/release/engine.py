@@ -1,0 +1,322 @@
+"""Execution engines of the release runner: where the records live while steps run.
+
+The runner splits a plan into *row steps*, which transform each record on its own (masking,
+local-DP noise, geo masks with a fixed projection), and *table steps*, which need the
+whole table (k-anonymity, cloaking, grid suppression). An engine reads the input and runs
+the row steps; the table steps and the outputs then work on the pandas frame it returns.
+
+* :class:`PandasEngine` (default): the table in memory, each row step once over it.
+* :class:`DaskEngine`: the input read as partitions (Parquet row groups or CSV blocks),
+  the row steps run per partition in parallel, each partition with its own independent
+  random stream (:func:`veil.rng.spawn`), so the noise of one partition says nothing
+  about another's and the result has the same distribution as on pandas.
+
+A row step is ``fn(frame, generator) -> frame``. Every engine gives step ``i`` and
+partition ``p`` the stream ``spawn(streams[i], n_partitions)[p]``: on pandas there is
+one partition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from veil.frames import MASKING_ATTR, PRIVACY_ATTR
+from veil.release.errors import PlanError
+from veil.release.plan import InputSpec
+from veil.rng import spawn
+
+__all__ = [
+    "DaskEngine",
+    "Engine",
+    "InputData",
+    "PandasEngine",
+    "RowResult",
+    "RowStep",
+    "get_engine",
+    "input_digest",
+]
+
+_DATASET_FILES = {"adult": "adult.csv.gz", "nyc_taxi": "nyc_taxi_2016_sample.csv.gz"}
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class RowStep:
+    """A step applied to each record on its own: ``fn(frame, generator) -> frame``."""
+
+    label: str
+    fn: Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class InputData:
+    """What an engine read: the engine's table, its row count and the source's digest."""
+
+    table: Any
+    rows: int
+    sha256: str
+    source: str
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """The row steps' output as one pandas frame, with what the steps recorded.
+
+    ``privacy`` and ``masking`` are the new entries of ``attrs["veil.privacy"]`` and
+    ``attrs["veil.masking"]`` (from the first partition: every partition records the
+    same costs). ``timings`` holds seconds per step (pandas) or for all steps (Dask).
+    """
+
+    frame: pd.DataFrame
+    privacy: list[dict[str, Any]]
+    masking: list[dict[str, Any]]
+    timings: dict[str, float]
+
+
+class Engine(Protocol):
+    """What the runner needs from an engine."""
+
+    name: str
+
+    def read(self, spec: InputSpec) -> InputData:
+        """Open the input (hash it, count its rows)."""
+        ...
+
+    def original(self, data: InputData) -> pd.DataFrame:
+        """The input as a pandas frame (for the report and the table steps)."""
+        ...
+
+    def apply(
+        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+    ) -> RowResult:
+        """Run the row steps, step ``i`` drawing from ``streams[i]``."""
+        ...
+
+
+def input_digest(spec: InputSpec) -> tuple[str, str]:
+    """SHA-256 (hex) of the input file, and a description of the source."""
+    if spec.dataset is not None:
+        name = _DATASET_FILES[spec.dataset]
+        resource = resources.files("veil.datasets").joinpath("data").joinpath(name)
+        with resources.as_file(resource) as file:
+            return _sha256(file), f"bundled dataset {spec.dataset!r} ({name})"
+    assert spec.path is not None
+    return _sha256(spec.path), os.fspath(spec.path)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(_CHUNK), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        raise PlanError(f"input.path: file {os.fspath(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise PlanError(f"input.path: {os.fspath(path)!r} is a folder, not a file") from None
+    return digest.hexdigest()
+
+
+def _csv_options(spec: InputSpec) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "sep": spec.sep,
+        "skipinitialspace": spec.skipinitialspace,
+        "encoding": spec.encoding,
+    }
+    if spec.na_values is not None:
+        options["na_values"] = spec.na_values
+    if spec.columns is not None:
+        options["usecols"] = spec.columns
+    return options
+
+
+def _read_pandas(spec: InputSpec) -> pd.DataFrame:
+    if spec.dataset is not None:
+        from veil import datasets
+
+        frame = datasets.load_adult() if spec.dataset == "adult" else datasets.load_nyc_taxi()
+        if spec.columns is not None:
+            absent = [c for c in spec.columns if c not in frame.columns]
+            if absent:
+                raise PlanError(
+                    f"input.columns: {absent} not in dataset {spec.dataset!r} "
+                    f"(columns: {list(frame.columns)})"
+                )
+            frame = frame[spec.columns]
+        return frame
+    assert spec.path is not None
+    try:
+        if spec.file_format() == "parquet":
+            frame = pd.read_parquet(spec.path, columns=spec.columns)
+        else:
+            frame = pd.read_csv(spec.path, **_csv_options(spec))
+        return frame
+    except ValueError as exc:
+        raise PlanError(f"input: cannot read {os.fspath(spec.path)!r}: {exc}") from None
+
+
+def _new_entries(before: pd.DataFrame, after: pd.DataFrame, key: str) -> list[dict[str, Any]]:
+    old = len(before.attrs.get(key, []))
+    return [dict(e) for e in after.attrs.get(key, [])[old:]]
+
+
+def _run_steps(
+    frame: pd.DataFrame,
+    steps: Sequence[RowStep],
+    streams: Sequence[np.random.Generator],
+) -> tuple[pd.DataFrame, list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
+    privacy: list[dict[str, Any]] = []
+    masking: list[dict[str, Any]] = []
+    timings: dict[str, float] = {}
+    for step, stream in zip(steps, streams, strict=True):
+        start = time.perf_counter()
+        out = step.fn(frame, stream)
+        privacy.extend(_new_entries(frame, out, PRIVACY_ATTR))
+        masking.extend(_new_entries(frame, out, MASKING_ATTR))
+        timings[step.label] = time.perf_counter() - start
+        frame = out
+    return frame, privacy, masking, timings
+
+
+class PandasEngine:
+    """The table in memory; each row step runs once over the whole frame."""
+
+    name = "pandas"
+
+    def read(self, spec: InputSpec) -> InputData:
+        """Hash the input and read it with pandas (the read options of ``spec``)."""
+        digest, source = input_digest(spec)
+        frame = _read_pandas(spec)
+        return InputData(frame, len(frame), digest, source)
+
+    def original(self, data: InputData) -> pd.DataFrame:
+        """The frame read."""
+        frame: pd.DataFrame = data.table
+        return frame
+
+    def apply(
+        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+    ) -> RowResult:
+        """Run the steps in order over the frame (one partition)."""
+        children = [spawn(s, 1)[0] for s in streams]
+        frame, privacy, masking, timings = _run_steps(data.table, steps, children)
+        return RowResult(frame, privacy, masking, timings)
+
+
+class DaskEngine:
+    """Partitions processed in parallel with Dask (threads by default).
+
+    Parameters
+    ----------
+    scheduler : str, default "threads"
+        A Dask scheduler name (``"threads"``, ``"synchronous"``, ``"processes"``) or the
+        address of a distributed scheduler (``"tcp://host:8786"``).
+    blocksize : str or int, default "64MB"
+        CSV block size per partition.
+    npartitions : int, optional
+        Repartition the input into this many partitions after reading.
+    """
+
+    name = "dask"
+
+    def __init__(
+        self,
+        scheduler: str = "threads",
+        *,
+        blocksize: str | int = "64MB",
+        npartitions: int | None = None,
+    ) -> None:
+        self.scheduler = scheduler
+        self.blocksize = blocksize
+        self.npartitions = npartitions
+
+    def _compute(self, *items: Any) -> Any:
+        from dask.base import compute
+
+        if "://" in self.scheduler:
+            from distributed import Client
+
+            with Client(self.scheduler) as client:  # type: ignore[no-untyped-call]
+                return client.compute(list(items), sync=True)
+        return compute(*items, scheduler=self.scheduler)  # type: ignore[no-untyped-call]
+
+    def read(self, spec: InputSpec) -> InputData:
+        """Hash the input and open it lazily as Dask partitions."""
+        import dask.dataframe as dd
+
+        digest, source = input_digest(spec)
+        if spec.dataset is not None:
+            table = dd.from_pandas(  # type: ignore[no-untyped-call]
+                _read_pandas(spec), npartitions=self.npartitions or 1
+            )
+        else:
+            assert spec.path is not None
+            try:
+                if spec.file_format() == "parquet":
+                    table = dd.read_parquet(spec.path, columns=spec.columns)
+                else:
+                    table = dd.read_csv(
+                        os.fspath(spec.path), blocksize=self.blocksize, **_csv_options(spec)
+                    )
+            except ValueError as exc:
+                raise PlanError(f"input: cannot read {os.fspath(spec.path)!r}: {exc}") from None
+            if self.npartitions is not None:
+                table = table.repartition(npartitions=self.npartitions)
+        (rows,) = self._compute(table.shape[0])
+        return InputData(table, int(rows), digest, source)
+
+    def original(self, data: InputData) -> pd.DataFrame:
+        """All partitions gathered into one pandas frame."""
+        (frame,) = self._compute(data.table)
+        return _clean_index(frame)
+
+    def apply(
+        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+    ) -> RowResult:
+        """Run the steps over every partition, each with its own child streams."""
+        from dask.delayed import delayed
+
+        parts = data.table.to_delayed()
+        per_step = [spawn(s, len(parts)) for s in streams]
+        tasks = [
+            delayed(_run_steps)(part, steps, [children[p] for children in per_step])
+            for p, part in enumerate(parts)
+        ]
+        start = time.perf_counter()
+        results = self._compute(*tasks)
+        elapsed = time.perf_counter() - start
+        frame = _clean_index(pd.concat([r[0] for r in results]))
+        privacy, masking = (results[0][1], results[0][2]) if results else ([], [])
+        return RowResult(frame, privacy, masking, {f"row steps ({len(parts)} partitions)": elapsed})
+
+
+def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """A default range index (partitions each start theirs at 0)."""
+    return frame.reset_index(drop=True)
+
+
+def get_engine(engine: str | Engine) -> Engine:
+    """An engine from its name (``"pandas"`` or ``"dask"``) or as given.
+
+    Raises
+    ------
+    PlanError
+        An unknown engine name.
+    """
+    if not isinstance(engine, str):
+        return engine
+    if engine == "pandas":
+        return PandasEngine()
+    if engine == "dask":
+        return DaskEngine()
+    raise PlanError(f"engine: must be 'pandas' or 'dask', got {engine!r}")

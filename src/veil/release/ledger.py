@@ -1,0 +1,483 @@
+"""The privacy ledger of a release plan, built before any data is read.
+
+Each step of the plan gets the :class:`~veil.mechanisms.PrivacyCost` its mechanism
+reports for the plan's parameters: the ledger builds the mechanism objects of
+:mod:`veil.mechanisms` (the same classes the data functions use) and asks them for
+their cost, so that calibration details, such as the exponential mechanism's exact
+channel epsilon, come from one place. Costs are then composed per record under
+sequential composition (Dwork and Roth 2014, Theorem 3.16) with
+:class:`~veil.mechanisms.PrivacyLedger`, per notion: ``ldp`` (epsilon and delta per
+record), ``metric`` (epsilon per metre) and ``syntactic`` (k, l, t models; no epsilon).
+
+A plan whose totals exceed its declared budget is refused (:func:`check_budget`) before
+the input is opened. After a run, :func:`cross_check` compares the planned costs with
+those the functions recorded in ``attrs["veil.privacy"]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from veil.errors import ParameterError
+from veil.mechanisms import (
+    BinaryRandomizedResponse,
+    Exponential,
+    Gaussian,
+    Laplace,
+    PlanarLaplace,
+    PrivacyCost,
+    PrivacyLedger,
+    RandomizedResponse,
+    ordinal_scores,
+)
+from veil.release.errors import BudgetError, PlanError
+from veil.release.plan import (
+    AnonymizationSpec,
+    Budget,
+    CloakMask,
+    ExponentialTreatment,
+    GaussianTreatment,
+    LaplaceTreatment,
+    Plan,
+    PlanarLaplaceMask,
+    RandomizedResponseTreatment,
+)
+
+__all__ = [
+    "LedgerStep",
+    "ReleaseLedger",
+    "check_budget",
+    "cross_check",
+    "plan_ledger",
+    "render_ledger",
+]
+
+_REL_TOL = 1e-9
+_NO_GUARANTEE = {
+    "keep": "none: released as is",
+    "drop": "removed from the release",
+    "redact": "value removed (deterministic)",
+    "hmac": "keyed pseudonym: reveals equality only, without the key",
+    "token": "random token: reveals equality only, without the vault",
+    "ff1": "format-preserving encryption: reveals equality and format, without the key",
+    "generalize": "generalized (deterministic); no formal guarantee by itself",
+    "grid": "aggregated to grid cells; no formal guarantee",
+    "jitter": "random displacement; no formal guarantee",
+    "donut": "random displacement outside a minimum radius; no formal guarantee",
+}
+
+
+@dataclass(frozen=True)
+class LedgerStep:
+    """One step of a plan and what it spends.
+
+    Attributes
+    ----------
+    scope : str
+        The column, ``"lat, lon"`` for a location pair, or ``"table"``.
+    step : str
+        The treatment, mask or ``"anonymization"``.
+    parameters : dict
+        The step's public parameters as planned (never a key).
+    cost : PrivacyCost or None
+        What the mechanism reports it spends; None for steps that make no privacy
+        claim (masking, generalization, keeping a column).
+    guarantee : str
+        One sentence on what the step protects.
+    """
+
+    scope: str
+    step: str
+    parameters: dict[str, Any]
+    cost: PrivacyCost | None
+    guarantee: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "scope": self.scope,
+            "step": self.step,
+            "parameters": self.parameters,
+            "cost": None if self.cost is None else dataclasses.asdict(self.cost),
+            "guarantee": self.guarantee,
+        }
+
+
+@dataclass(frozen=True)
+class ReleaseLedger:
+    """Every step's cost and the totals per notion, against the declared budget."""
+
+    name: str | None
+    steps: tuple[LedgerStep, ...]
+    budget: Budget
+
+    def _composed(self) -> PrivacyLedger:
+        ledger = PrivacyLedger()
+        for step in self.steps:
+            if step.cost is not None:
+                ledger.record(step.cost)
+        return ledger
+
+    def total(self, notion: str) -> PrivacyCost:
+        """Sequential composition of the steps of ``notion`` (``"ldp"`` or ``"metric"``).
+
+        ``ldp`` is per record; ``metric`` is per metre.
+        """
+        if notion == "ldp":
+            return self._composed().total("ldp", "record")
+        if notion == "metric":
+            return self._composed().total("metric", "metre")
+        raise ParameterError(f"notion: must be 'ldp' or 'metric', got {notion!r}")
+
+    def syntactic(self) -> list[str]:
+        """The syntactic guarantees (k-anonymity and the like), one line each."""
+        return [
+            f"{s.scope}: {s.cost.mechanism}"
+            for s in self.steps
+            if s.cost is not None and s.cost.notion == "syntactic"
+        ]
+
+    def not_protected(self) -> list[str]:
+        """Columns released exactly as they are read (not even anonymized)."""
+        return [s.scope for s in self.steps if s.step == "keep"]
+
+    def totals(self) -> dict[str, Any]:
+        """Totals per notion with their budgets, JSON-ready."""
+        ldp, metric = self.total("ldp"), self.total("metric")
+        return {
+            "ldp": {
+                "unit": "record",
+                "epsilon": ldp.epsilon,
+                "delta": ldp.delta,
+                "budget_epsilon": None if self.budget.ldp is None else self.budget.ldp.epsilon,
+                "budget_delta": None if self.budget.ldp is None else self.budget.ldp.delta,
+            },
+            "metric": {
+                "unit": "metre",
+                "epsilon": metric.epsilon,
+                "budget_epsilon": (
+                    None if self.budget.metric is None else self.budget.metric.epsilon
+                ),
+            },
+            "syntactic": self.syntactic(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the steps, the totals and what is not protected."""
+        return {
+            "plan": self.name,
+            "composition": "sequential, per record",
+            "steps": [s.to_dict() for s in self.steps],
+            "totals": self.totals(),
+            "not_protected": self.not_protected(),
+        }
+
+    def to_json(self) -> str:
+        """The ledger as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def _epsilon(path: str, value: float | None) -> float:
+    if value is None:
+        raise PlanError(f"{path}.epsilon: not set (allocate the budget first)")
+    return value
+
+
+def _mechanism_cost(name: str, treatment: Any) -> tuple[PrivacyCost, str] | None:
+    """The cost reported by the mechanism a treatment runs, and its guarantee."""
+    path = f"columns.{name}.treatment"
+    if isinstance(treatment, LaplaceTreatment):
+        lo, hi = treatment.bounds
+        eps = _epsilon(path, treatment.epsilon)
+        mechanism: Any = Laplace(eps, lo, hi, resolution=treatment.resolution)
+        return mechanism.cost(name), "epsilon-local DP per record (Laplace on public bounds)"
+    if isinstance(treatment, GaussianTreatment):
+        lo, hi = treatment.bounds
+        eps = _epsilon(path, treatment.epsilon)
+        mechanism = Gaussian(
+            eps,
+            treatment.delta,
+            lo,
+            hi,
+            calibration=treatment.calibration,
+            resolution=treatment.resolution,
+        )
+        return mechanism.cost(name), (
+            "(epsilon, delta)-local DP per record (Gaussian on public bounds)"
+        )
+    if isinstance(treatment, ExponentialTreatment):
+        eps = _epsilon(path, treatment.epsilon)
+        k = len(treatment.domain)
+        if treatment.ordinal:
+            mechanism = Exponential(
+                eps, scores=ordinal_scores(k), calibration=treatment.calibration
+            )
+        else:
+            mechanism = Exponential(eps, k, calibration=treatment.calibration)
+        return mechanism.cost(name), (
+            "epsilon-local DP per record (exponential mechanism, exact channel epsilon)"
+        )
+    if isinstance(treatment, RandomizedResponseTreatment):
+        eps = _epsilon(path, treatment.epsilon)
+        k = len(treatment.domain)
+        mechanism = BinaryRandomizedResponse(eps) if k == 2 else RandomizedResponse(eps, k)
+        return mechanism.cost(name), "epsilon-local DP per record (randomized response)"
+    return None
+
+
+def _public(model: Any) -> dict[str, Any]:
+    params: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
+    params.pop("weight", None)
+    return params
+
+
+def _column_step(name: str, treatment: Any) -> LedgerStep:
+    try:
+        found = _mechanism_cost(name, treatment)
+    except ParameterError as exc:
+        raise PlanError(f"columns.{name}.treatment: {exc}") from None
+    if found is None:
+        return LedgerStep(
+            name, treatment.method, _public(treatment), None, _NO_GUARANTEE[treatment.method]
+        )
+    return LedgerStep(name, treatment.method, _public(treatment), found[0], found[1])
+
+
+def _location_step(index: int, loc: Any) -> LedgerStep:
+    path = f"locations.{index}.mask"
+    mask = loc.mask
+    params = {**_public(mask), "lat": loc.lat, "lon": loc.lon}
+    if loc.centre is not None:
+        params["centre"] = list(loc.centre)
+    cost: PrivacyCost | None = None
+    guarantee = _NO_GUARANTEE.get(mask.method, "")
+    if isinstance(mask, PlanarLaplaceMask):
+        try:
+            one = PlanarLaplace(_epsilon(path, mask.epsilon)).cost(loc.name)
+        except ParameterError as exc:
+            raise PlanError(f"{path}: {exc}") from None
+        cost = one
+        for _ in range(mask.reports - 1):
+            cost = cost + one
+        guarantee = "epsilon-geo-indistinguishability (epsilon per metre, planar Laplace)"
+    elif isinstance(mask, CloakMask):
+        cost = PrivacyCost(
+            0.0, 0.0, "syntactic", "record", loc.name, f"quadtree cloaking (k={mask.k})"
+        )
+        guarantee = f"each reported cell holds at least {mask.k} locations (syntactic)"
+    return LedgerStep(loc.name, mask.method, params, cost, guarantee)
+
+
+def _model_text(model: Any) -> str:
+    params = model.model_dump(exclude={"model"})
+    return f"{model.model}(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+
+
+def _anonymization_step(spec: AnonymizationSpec) -> LedgerStep:
+    models = ", ".join(_model_text(m) for m in spec.models)
+    params = {
+        "quasi_identifiers": list(spec.quasi_identifiers),
+        "models": [m.model_dump(mode="json") for m in spec.models],
+        "max_suppression": spec.max_suppression,
+        "metric": spec.metric,
+        "suppression": spec.suppression,
+    }
+    cost = PrivacyCost(0.0, 0.0, "syntactic", "record", "table", models)
+    return LedgerStep(
+        "table",
+        "anonymization",
+        params,
+        cost,
+        f"every released class of {list(spec.quasi_identifiers)} satisfies {models}",
+    )
+
+
+def plan_ledger(plan: Plan) -> ReleaseLedger:
+    """Build the ledger of an (allocated) plan without reading any data.
+
+    Parameters
+    ----------
+    plan : Plan
+        A validated plan whose randomized steps all have an epsilon (see
+        :func:`veil.release.allocate.allocate`).
+
+    Returns
+    -------
+    ReleaseLedger
+
+    Raises
+    ------
+    PlanError
+        A step's parameters are refused by its mechanism (for example a classic
+        Gaussian with epsilon > 1); the message names the field path.
+    """
+    steps = [_column_step(name, spec.treatment) for name, spec in plan.columns.items()]
+    if plan.anonymization is not None:
+        # A kept quasi-identifier is generalized by the table-level step.
+        qis = plan.anonymization.quasi_identifiers
+        steps = [
+            dataclasses.replace(
+                s,
+                step="quasi-identifier",
+                guarantee="generalized by the table anonymization (see the table step)",
+            )
+            if s.scope in qis and s.step == "keep"
+            else s
+            for s in steps
+        ]
+    steps.extend(_location_step(i, loc) for i, loc in enumerate(plan.locations))
+    if plan.anonymization is not None:
+        steps.append(_anonymization_step(plan.anonymization))
+    return ReleaseLedger(plan.name, tuple(steps), plan.budget)
+
+
+def _exceeds(value: float, limit: float) -> bool:
+    return value > limit * (1.0 + _REL_TOL) + 1e-15
+
+
+def check_budget(ledger: ReleaseLedger) -> None:
+    """Refuse a ledger whose totals exceed the declared budget.
+
+    Raises
+    ------
+    BudgetError
+        A notion is spent without a declared budget, or its total epsilon (or delta)
+        exceeds the budget; the message lists every step of that notion and its cost.
+    """
+    problems: list[str] = []
+    for notion, unit, declared in (
+        ("ldp", "per record", ledger.budget.ldp),
+        ("metric", "per metre", ledger.budget.metric),
+    ):
+        total = ledger.total(notion)
+        spending = [s for s in ledger.steps if s.cost is not None and s.cost.notion == notion]
+        if not spending:
+            continue
+        listing = "; ".join(
+            f"{s.scope} ({s.step}): epsilon={s.cost.epsilon:g}"
+            + (f", delta={s.cost.delta:g}" if s.cost.delta else "")
+            for s in spending
+            if s.cost is not None
+        )
+        if declared is None:
+            problems.append(
+                f"budget.{notion}: the plan spends epsilon={total.epsilon:g} {unit} but "
+                f"declares no {notion} budget; steps: {listing}"
+            )
+            continue
+        if _exceeds(total.epsilon, declared.epsilon):
+            problems.append(
+                f"budget.{notion}.epsilon: the steps spend {total.epsilon:g} {unit}, over the "
+                f"budget of {declared.epsilon:g}; steps: {listing}"
+            )
+        budget_delta = getattr(declared, "delta", 0.0)
+        if total.delta > budget_delta + 1e-15:
+            problems.append(
+                f"budget.{notion}.delta: the steps spend delta={total.delta:g}, over the "
+                f"budget of {budget_delta:g}; steps: {listing}"
+            )
+    if problems:
+        raise BudgetError("plan refused (nothing was read):\n  " + "\n  ".join(problems))
+
+
+def render_ledger(ledger: ReleaseLedger) -> str:
+    """The ledger as a plain-text table (what ``--dry-run`` prints)."""
+    rows = [("scope", "step", "notion", "epsilon", "delta", "guarantee")]
+    for s in ledger.steps:
+        if s.cost is None:
+            rows.append((s.scope, s.step, "-", "-", "-", s.guarantee))
+        else:
+            unit = "/m" if s.cost.unit == "metre" else ""
+            rows.append(
+                (
+                    s.scope,
+                    s.step,
+                    s.cost.notion,
+                    f"{s.cost.epsilon:.6g}{unit}" if s.cost.notion != "syntactic" else "-",
+                    f"{s.cost.delta:.3g}" if s.cost.notion != "syntactic" else "-",
+                    s.guarantee,
+                )
+            )
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = [
+        f"Privacy ledger{f' of {ledger.name!r}' if ledger.name else ''} "
+        "(sequential composition per record)",
+    ]
+    for r in rows:
+        cells = "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True))
+        lines.append(f"  {cells}  {r[5]}")
+    totals = ledger.totals()
+    ldp, metric = totals["ldp"], totals["metric"]
+    lines.append("Totals")
+    budget = (
+        f" (budget epsilon={ldp['budget_epsilon']:g}, delta={ldp['budget_delta']:g})"
+        if ldp["budget_epsilon"] is not None
+        else " (no budget declared)"
+    )
+    lines.append(
+        f"  ldp, per record: epsilon={ldp['epsilon']:.6g}, delta={ldp['delta']:.3g}{budget}"
+    )
+    budget = (
+        f" (budget {metric['budget_epsilon']:g})"
+        if metric["budget_epsilon"] is not None
+        else " (no budget declared)"
+    )
+    lines.append(f"  metric, per metre: epsilon={metric['epsilon']:.6g}{budget}")
+    for line in totals["syntactic"]:
+        lines.append(f"  syntactic: {line}")
+    kept = ledger.not_protected()
+    lines.append("Not protected (released as is): " + (", ".join(kept) if kept else "none"))
+    return "\n".join(lines)
+
+
+def cross_check(ledger: ReleaseLedger, recorded: Sequence[dict[str, Any]]) -> list[str]:
+    """Compare the planned costs with the costs the functions recorded.
+
+    Parameters
+    ----------
+    ledger : ReleaseLedger
+        The plan's ledger.
+    recorded : sequence of dict
+        Entries of ``attrs["veil.privacy"]`` (``PrivacyCost`` as dicts) gathered over
+        the run.
+
+    Returns
+    -------
+    list of str
+        One line per disagreement: a planned step that recorded nothing, a recorded
+        cost that differs from the planned one (epsilon, delta or notion), or a recorded
+        cost no step planned. Empty when the run spent exactly what was planned.
+    """
+    problems: list[str] = []
+    planned: dict[tuple[str, str], LedgerStep] = {
+        (s.scope, s.cost.notion): s
+        for s in ledger.steps
+        if s.cost is not None and s.cost.notion in ("ldp", "metric")
+    }
+    seen: set[tuple[str, str]] = set()
+    for entry in recorded:
+        key = (str(entry.get("scope", "")), str(entry.get("notion", "")))
+        if key[1] not in ("ldp", "metric"):
+            continue
+        step = planned.get(key)
+        if step is None or step.cost is None:
+            problems.append(
+                f"{key[0]}: recorded {key[1]} epsilon={entry.get('epsilon')} that no step planned"
+            )
+            continue
+        if key in seen:
+            problems.append(f"{key[0]}: recorded more than one {key[1]} cost")
+        seen.add(key)
+        for field in ("epsilon", "delta"):
+            want = float(getattr(step.cost, field))
+            got = float(entry.get(field, math.nan))
+            if not math.isclose(got, want, rel_tol=_REL_TOL, abs_tol=1e-15):
+                problems.append(f"{key[0]}: planned {field}={want:g} but the step recorded {got:g}")
+    for key in planned.keys() - seen:
+        problems.append(f"{key[0]}: planned a {key[1]} cost but the step recorded none")
+    return problems

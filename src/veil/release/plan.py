@@ -1,0 +1,854 @@
+"""The release plan: a declarative description of one release, validated with pydantic.
+
+A plan says where the data comes from (``input``), what happens to each column
+(``columns``: a role and a treatment), how location pairs are masked (``locations``),
+whether the table is anonymized as a whole (``anonymization``), what the release may
+spend (``budget``), how it is evaluated (``evaluation``) and what is written
+(``output``). :func:`load_plan` reads it from YAML (or a mapping) and raises
+:class:`~veil.release.errors.PlanError` naming the field path of every mistake, for
+example ``columns.age.treatment.epsilon``, with the allowed values.
+
+Secrets never appear in a plan: keyed treatments name a ``key_file`` or a ``key_env``
+(environment variable), and an inline ``key`` is refused. Relative paths (input,
+hierarchies, key files, vault files) are resolved against the plan file's folder.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from veil.release.errors import PlanError
+
+__all__ = [
+    "LDP_METHODS",
+    "AnonymizationSpec",
+    "Budget",
+    "ColumnSpec",
+    "EvaluationSpec",
+    "InputSpec",
+    "LocationSpec",
+    "OutputSpec",
+    "Plan",
+    "PlanError",
+    "Treatment",
+    "load_plan",
+]
+
+Role = Literal["identifier", "quasi_identifier", "sensitive", "insensitive"]
+Missing = Literal["error", "keep"]
+Scalar = str | int | float | bool
+
+LDP_METHODS = ("laplace", "gaussian", "exponential", "randomized_response")
+"""Treatments that spend local-DP budget (epsilon per record)."""
+
+_PATH_CONTEXT = "base_dir"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _resolve(value: Path | None, info: ValidationInfo) -> Path | None:
+    """A relative path taken from the plan file's folder (the context's ``base_dir``)."""
+    if value is None:
+        return None
+    path = Path(os.path.expanduser(os.fspath(value)))
+    base = (info.context or {}).get(_PATH_CONTEXT)
+    if not path.is_absolute() and base is not None:
+        path = Path(base) / path
+    return path
+
+
+# --------------------------------------------------------------------------- input
+
+
+class InputSpec(_Model):
+    """Where the records come from: a CSV or Parquet file, or a bundled dataset.
+
+    Parameters
+    ----------
+    path : path, optional
+        CSV (``.csv``, ``.csv.gz``, ...) or Parquet (``.parquet``, ``.pq``) file.
+    dataset : {"adult", "nyc_taxi"}, optional
+        A dataset bundled with veil instead of a file.
+    format : {"csv", "parquet"}, optional
+        Default: from the file name.
+    sep, skipinitialspace, na_values, encoding
+        CSV read options, passed to :func:`pandas.read_csv`.
+    columns : list of str, optional
+        Read only these columns.
+    """
+
+    path: Path | None = None
+    dataset: Literal["adult", "nyc_taxi"] | None = None
+    format: Literal["csv", "parquet"] | None = None
+    sep: str = ","
+    skipinitialspace: bool = False
+    na_values: list[str] | None = None
+    encoding: str = "utf-8"
+    columns: list[str] | None = None
+
+    _resolve_path = field_validator("path")(_resolve)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InputSpec:
+        if (self.path is None) == (self.dataset is None):
+            raise ValueError("give exactly one of 'path' (a CSV or Parquet file) or 'dataset'")
+        if self.path is not None and self.format is None and self.file_format() is None:
+            raise ValueError(
+                f"cannot tell the format of {self.path.name!r}; set format: csv or parquet"
+            )
+        return self
+
+    def file_format(self) -> Literal["csv", "parquet"] | None:
+        """The declared format, or the one the file name implies (None if unknown)."""
+        if self.format is not None:
+            return self.format
+        if self.dataset is not None:
+            return "csv"
+        name = self.path.name.lower() if self.path is not None else ""
+        if name.endswith((".parquet", ".pq")):
+            return "parquet"
+        if any(name.endswith(s) for s in (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".tsv")):
+            return "csv"
+        return None
+
+
+# ----------------------------------------------------------------------- treatments
+
+
+class _Keyed(_Model):
+    """A treatment keyed by a secret loaded from a file or an environment variable."""
+
+    key_file: Path | None = None
+    key_env: str | None = None
+    key_id: str | None = None
+
+    _resolve_key = field_validator("key_file")(_resolve)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_inline_key(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and any(k in data for k in ("key", "secret", "password")):
+            raise ValueError(
+                "inline keys are not allowed in a plan (it is not a secret store); "
+                "name a key file with key_file or an environment variable with key_env"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> _Keyed:
+        if (self.key_file is None) == (self.key_env is None):
+            raise ValueError("give exactly one of key_file or key_env")
+        return self
+
+
+class DropTreatment(_Model):
+    """Remove the column from the release."""
+
+    method: Literal["drop"] = "drop"
+
+
+class KeepTreatment(_Model):
+    """Release the column as it is (unprotected; listed in the manifest)."""
+
+    method: Literal["keep"] = "keep"
+
+
+class RedactTreatment(_Model):
+    """Replace every present value with ``replacement`` (:func:`veil.masking.redact`)."""
+
+    method: Literal["redact"] = "redact"
+    replacement: str = "[REDACTED]"
+
+
+class HmacTreatment(_Keyed):
+    """Keyed pseudonyms, HMAC-SHA256 (:func:`veil.masking.pseudonymize_columns`)."""
+
+    method: Literal["hmac"] = "hmac"
+    length: Annotated[int, Field(ge=1, le=64)] | None = None
+    normalize: Literal["case", "whitespace", "both"] | None = None
+    namespace: str | None = None
+
+
+class TokenTreatment(_Keyed):
+    """Random tokens kept in an encrypted vault (:class:`veil.masking.Vault`).
+
+    ``vault`` is a database URL (``sqlite:///...``, ``postgresql://...``) or a path to
+    a SQLite file (relative to the plan). The key is the vault's master key.
+    """
+
+    method: Literal["token"] = "token"
+    vault: str
+    namespace: str | None = None
+
+    @field_validator("vault")
+    @classmethod
+    def _vault_path(cls, value: str, info: ValidationInfo) -> str:
+        if "://" in value:
+            return value
+        resolved = _resolve(Path(value), info)
+        return os.fspath(resolved) if resolved is not None else value
+
+
+class Ff1Treatment(_Keyed):
+    """Format-preserving encryption, FF1 (NIST SP 800-38G, :class:`veil.masking.FF1`)."""
+
+    method: Literal["ff1"] = "ff1"
+    alphabet: Annotated[str, Field(min_length=2)]
+    tweak: str | None = None
+    missing: Missing = "error"
+
+
+class GeneralizeTreatment(_Model):
+    """Replace each value by its label at ``level`` of a hierarchy (CSV, anjana/ARX)."""
+
+    method: Literal["generalize"] = "generalize"
+    hierarchy: Path
+    level: Annotated[int, Field(ge=0)]
+    sep: str | None = None
+
+    _resolve_hierarchy = field_validator("hierarchy")(_resolve)
+
+
+class _Ldp(_Model):
+    """Shared fields of the local-DP treatments."""
+
+    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    weight: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    missing: Missing = "error"
+
+
+class _Bounded(_Ldp):
+    bounds: tuple[float, float]
+    resolution: Annotated[float, Field(gt=0)] | None = None
+    clip_output: bool = True
+
+    @field_validator("bounds")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        lo, hi = value
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(
+                f"must be two finite numbers [lower, upper] with lower < upper, got {list(value)}"
+            )
+        return value
+
+
+class LaplaceTreatment(_Bounded):
+    """Laplace mechanism on public bounds: epsilon-LDP per record.
+
+    Runs :func:`veil.ldp.dp_clip_laplace`; integer columns get integer noise.
+    """
+
+    method: Literal["laplace"] = "laplace"
+
+
+class GaussianTreatment(_Bounded):
+    """Gaussian mechanism: (epsilon, delta)-LDP per record (:func:`veil.ldp.dp_clip_gaussian`)."""
+
+    method: Literal["gaussian"] = "gaussian"
+    delta: Annotated[float, Field(gt=0, lt=1)]
+    calibration: Literal["classic", "analytic"] = "analytic"
+
+
+class _Categorical(_Ldp):
+    domain: Annotated[list[Scalar], Field(min_length=2)]
+
+    @field_validator("domain")
+    @classmethod
+    def _unique(cls, value: list[Scalar]) -> list[Scalar]:
+        seen: set[Scalar] = set()
+        repeated = [v for v in value if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+        if repeated:
+            raise ValueError(f"categories must be unique, repeated: {repeated[:10]}")
+        return value
+
+
+class ExponentialTreatment(_Categorical):
+    """Exponential mechanism over a public domain (:func:`veil.ldp.dp_exponential`).
+
+    ``ordinal: true`` scores reports by their distance in the domain's order
+    (:func:`veil.mechanisms.ordinal_scores`).
+    """
+
+    method: Literal["exponential"] = "exponential"
+    calibration: Literal["standard", "full"] = "full"
+    ordinal: bool = False
+
+
+class RandomizedResponseTreatment(_Categorical):
+    """Randomized response over a public domain: binary for 2 categories, else k-ary."""
+
+    method: Literal["randomized_response"] = "randomized_response"
+
+
+Treatment = Annotated[
+    DropTreatment
+    | KeepTreatment
+    | RedactTreatment
+    | HmacTreatment
+    | TokenTreatment
+    | Ff1Treatment
+    | GeneralizeTreatment
+    | LaplaceTreatment
+    | GaussianTreatment
+    | ExponentialTreatment
+    | RandomizedResponseTreatment,
+    Field(discriminator="method"),
+]
+LdpTreatment = (
+    LaplaceTreatment | GaussianTreatment | ExponentialTreatment | RandomizedResponseTreatment
+)
+
+_TREATMENTS = (
+    "drop",
+    "keep",
+    "redact",
+    "hmac",
+    "token",
+    "ff1",
+    "generalize",
+    "laplace",
+    "gaussian",
+    "exponential",
+    "randomized_response",
+)
+_MASKS = ("planar_laplace", "grid", "jitter", "donut", "cloak")
+_MODELS = (
+    "k_anonymity",
+    "distinct_l_diversity",
+    "entropy_l_diversity",
+    "recursive_c_l_diversity",
+    "t_closeness",
+)
+_IDENTIFIER_TREATMENTS = ("drop", "redact", "hmac", "token", "ff1")
+
+
+def _tagged(data: Any, tag: str, allowed: tuple[str, ...]) -> Any:
+    """``"keep"`` -> ``{tag: "keep"}``; ``{"laplace": {...}}`` -> ``{tag: "laplace", ...}``."""
+    if isinstance(data, str):
+        return {tag: data}
+    if isinstance(data, Mapping) and tag not in data and len(data) == 1:
+        ((name, params),) = data.items()
+        if name in allowed:
+            if params is None:
+                return {tag: name}
+            if isinstance(params, Mapping):
+                return {tag: name, **params}
+    return data
+
+
+class ColumnSpec(_Model):
+    """One column: its role and its treatment.
+
+    ``treatment`` is a method name (``keep``, ``drop``, ``redact``) or a mapping with a
+    ``method`` key (or a single key naming the method) and the method's parameters.
+    """
+
+    role: Role
+    treatment: Treatment
+
+    @field_validator("treatment", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _tagged(value, "method", _TREATMENTS)
+
+
+# ------------------------------------------------------------------------ locations
+
+
+class PlanarLaplaceMask(_Model):
+    """Geo-indistinguishability: epsilon per metre (:func:`veil.geo.planar_laplace`)."""
+
+    method: Literal["planar_laplace"] = "planar_laplace"
+    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    weight: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    reports: Annotated[int, Field(ge=1)] = 1
+    grid_m: Annotated[float, Field(gt=0)] | None = None
+
+
+class GridMask(_Model):
+    """Cell centres of a square grid (:func:`veil.geo.grid`); no formal guarantee."""
+
+    method: Literal["grid"] = "grid"
+    cell_m: Annotated[float, Field(gt=0)]
+    min_count: Annotated[int, Field(ge=1)] | None = None
+
+
+class JitterMask(_Model):
+    """Random displacement (:func:`veil.geo.jitter`); no formal guarantee."""
+
+    method: Literal["jitter"] = "jitter"
+    radius_m: Annotated[float, Field(gt=0)]
+    kind: Literal["disc", "gaussian"] = "disc"
+
+
+class DonutMask(_Model):
+    """Displacement uniform over an annulus (:func:`veil.geo.donut`); no formal guarantee."""
+
+    method: Literal["donut"] = "donut"
+    r_min_m: Annotated[float, Field(ge=0)]
+    r_max_m: Annotated[float, Field(gt=0)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DonutMask:
+        if self.r_min_m >= self.r_max_m:
+            raise ValueError(f"r_min_m ({self.r_min_m:g}) must be below r_max_m ({self.r_max_m:g})")
+        return self
+
+
+class CloakMask(_Model):
+    """Quadtree k-cloaking (:func:`veil.geo.cloak`): syntactic, no epsilon."""
+
+    method: Literal["cloak"] = "cloak"
+    k: Annotated[int, Field(ge=1)]
+    bounds_m: tuple[float, float, float] | None = None
+    max_depth: Annotated[int, Field(ge=0, le=31)] | None = None
+    min_cell_m: Annotated[float, Field(gt=0)] = 1.0
+
+
+Mask = Annotated[
+    PlanarLaplaceMask | GridMask | JitterMask | DonutMask | CloakMask,
+    Field(discriminator="method"),
+]
+
+
+class LocationSpec(_Model):
+    """A latitude/longitude pair (degrees) and its mask.
+
+    ``centre`` fixes the planar projection at a public point (a city centre), which
+    makes each record's mask independent of the other records and of the partitioning;
+    without it the projection is chosen from the data (``projection``).
+    """
+
+    lat: str
+    lon: str
+    role: Role = "quasi_identifier"
+    mask: Mask
+    projection: Literal["auto", "utm", "aeqd"] = "auto"
+    centre: tuple[float, float] | None = None
+    missing: Missing = "error"
+
+    @field_validator("mask", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _tagged(value, "method", _MASKS)
+
+    @field_validator("centre")
+    @classmethod
+    def _on_earth(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not (-90 <= value[0] <= 90 and -180 <= value[1] <= 180):
+            raise ValueError(
+                f"must be [latitude in -90..90, longitude in -180..180], got {list(value)}"
+            )
+        return value
+
+    @property
+    def name(self) -> str:
+        """``"lat, lon"``: the scope under which the mask's cost is recorded."""
+        return f"{self.lat}, {self.lon}"
+
+
+# -------------------------------------------------------------------- anonymization
+
+
+class KAnonymitySpec(_Model):
+    """Every released class holds at least ``k`` records."""
+
+    model: Literal["k_anonymity"] = "k_anonymity"
+    k: Annotated[int, Field(ge=1)]
+
+
+class DistinctLDiversitySpec(_Model):
+    """Every released class holds ``l`` distinct values of ``attribute``."""
+
+    model: Literal["distinct_l_diversity"] = "distinct_l_diversity"
+    attribute: str
+    l: Annotated[int, Field(ge=1)]  # noqa: E741
+
+
+class EntropyLDiversitySpec(_Model):
+    """Every released class has entropy of ``attribute`` at least ``log(l)``."""
+
+    model: Literal["entropy_l_diversity"] = "entropy_l_diversity"
+    attribute: str
+    l: Annotated[float, Field(ge=1)]  # noqa: E741
+
+
+class RecursiveCLDiversitySpec(_Model):
+    """Recursive (c, l)-diversity of ``attribute``."""
+
+    model: Literal["recursive_c_l_diversity"] = "recursive_c_l_diversity"
+    attribute: str
+    c: Annotated[float, Field(gt=0)]
+    l: Annotated[int, Field(ge=1)]  # noqa: E741
+
+
+class TClosenessSpec(_Model):
+    """The distribution of ``attribute`` in each class is within EMD ``t`` of the table's."""
+
+    model: Literal["t_closeness"] = "t_closeness"
+    attribute: str
+    t: Annotated[float, Field(ge=0, le=1)]
+    distance: Literal["equal", "ordered"] = "equal"
+
+
+ModelSpec = Annotated[
+    KAnonymitySpec
+    | DistinctLDiversitySpec
+    | EntropyLDiversitySpec
+    | RecursiveCLDiversitySpec
+    | TClosenessSpec,
+    Field(discriminator="model"),
+]
+
+
+class HierarchySpec(_Model):
+    """A generalization hierarchy file (one row per value, one column per level)."""
+
+    path: Path
+    sep: str | None = None
+
+    _resolve_path = field_validator("path")(_resolve)
+
+
+class AnonymizationSpec(_Model):
+    """Table-level anonymization: the optimal generalization of the QIs.
+
+    Runs :func:`veil.anonymity.anonymize` after the column treatments.
+
+    ``quasi_identifiers`` maps each QI column to its hierarchy (a path, or a mapping
+    with ``path`` and ``sep``); ``models`` lists the privacy models, each written as
+    ``{k_anonymity: 5}`` or ``{distinct_l_diversity: {attribute: x, l: 3}}``.
+    """
+
+    quasi_identifiers: Annotated[dict[str, HierarchySpec], Field(min_length=1)]
+    models: Annotated[list[ModelSpec], Field(min_length=1)]
+    max_suppression: Annotated[float, Field(ge=0, le=1)] = 0.0
+    metric: Literal["loss", "discernibility", "aecs", "precision"] = "loss"
+    suppression: Literal["remove", "mark"] = "remove"
+
+    @field_validator("quasi_identifiers", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {
+                k: {"path": v} if isinstance(v, (str, os.PathLike)) else v for k, v in value.items()
+            }
+        return value
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _model_shorthand(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        out: list[Any] = []
+        for item in value:
+            if isinstance(item, Mapping) and "model" not in item and len(item) == 1:
+                ((name, params),) = item.items()
+                if name == "k_anonymity" and not isinstance(params, Mapping):
+                    item = {"model": name, "k": params}
+                elif isinstance(params, Mapping):
+                    item = {"model": name, **params}
+            out.append(item)
+        return out
+
+
+# ------------------------------------------------------------- budget, evaluation
+
+
+class LdpBudget(_Model):
+    """Local-DP budget per record (sequential composition over the columns)."""
+
+    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    delta: Annotated[float, Field(ge=0, lt=1)] = 0.0
+
+
+class MetricBudget(_Model):
+    """Geo-indistinguishability budget: epsilon per metre, summed over location masks."""
+
+    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class TargetSpec(_Model):
+    """Utility target for ``allocation: target`` (least epsilon reaching it)."""
+
+    metric: Literal["tvd", "correlation_loss"] = "tvd"
+    value: Annotated[float, Field(gt=0)]
+    sample_size: Annotated[int, Field(ge=100)] = 5000
+
+
+class Budget(_Model):
+    """The total privacy a release may spend, per notion.
+
+    ``allocation``: ``explicit`` (every randomized step states its epsilon),
+    ``equal`` (steps without an epsilon share what the explicit ones leave, equally)
+    or ``weights`` (shared in proportion to each step's ``weight``). ``target`` (the
+    least epsilon per column reaching a utility target) is declared here but not run
+    yet.
+    """
+
+    ldp: LdpBudget | None = None
+    metric: MetricBudget | None = None
+    allocation: Literal["explicit", "equal", "weights", "target"] = "explicit"
+    target: TargetSpec | None = None
+
+
+class EvaluationSpec(_Model):
+    """What the report measures: ``target`` is the label for ML utility."""
+
+    target: str | None = None
+    metrics: list[
+        Literal["risk", "distributions", "divergence", "correlation", "ml_utility", "maps"]
+    ] = [
+        "risk",
+        "distributions",
+        "divergence",
+        "correlation",
+        "ml_utility",
+        "maps",
+    ]
+
+
+class OutputSpec(_Model):
+    """Files written: the release (``file``, in ``format``), the manifest and the report."""
+
+    format: Literal["csv", "parquet"] = "csv"
+    file: str | None = None
+    report: bool = True
+
+    @field_validator("file")
+    @classmethod
+    def _plain_name(cls, value: str | None) -> str | None:
+        if value is not None and (
+            not value or Path(value).name != value or value in ("manifest.json", "report.html")
+        ):
+            raise ValueError(
+                f"must be a plain file name (no folders) other than manifest.json and "
+                f"report.html, got {value!r}"
+            )
+        return value
+
+    @property
+    def filename(self) -> str:
+        """The release's file name."""
+        return self.file or f"release.{self.format}"
+
+
+# ----------------------------------------------------------------------------- plan
+
+
+class Plan(_Model):
+    """A whole release plan (see the module docstring)."""
+
+    version: Literal[1] = 1
+    name: str | None = None
+    input: InputSpec
+    columns: dict[str, ColumnSpec] = {}
+    unlisted: Literal["error", "drop"] = "error"
+    locations: list[LocationSpec] = []
+    anonymization: AnonymizationSpec | None = None
+    budget: Budget = Budget()
+    evaluation: EvaluationSpec = EvaluationSpec()
+    output: OutputSpec = OutputSpec()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Plan:
+        errors: list[str] = []
+        explicit = self.budget.allocation == "explicit"
+        for name, spec in self.columns.items():
+            t = spec.treatment
+            if spec.role == "identifier" and t.method not in _IDENTIFIER_TREATMENTS:
+                errors.append(
+                    f"columns.{name}.treatment: an identifier cannot be released with "
+                    f"{t.method!r}; allowed: {', '.join(_IDENTIFIER_TREATMENTS)}"
+                )
+            if explicit and isinstance(t, LdpTreatment) and t.epsilon is None:
+                errors.append(
+                    f"columns.{name}.treatment.epsilon: required with budget.allocation "
+                    f"'explicit' (or set budget.allocation to equal or weights)"
+                )
+        location_columns: dict[str, int] = {}
+        for i, loc in enumerate(self.locations):
+            for col in (loc.lat, loc.lon):
+                if col in self.columns:
+                    errors.append(
+                        f"locations.{i}: column {col!r} is also in columns; a location "
+                        "column is treated by its mask only"
+                    )
+                if col in location_columns:
+                    errors.append(
+                        f"locations.{i}: column {col!r} is already in "
+                        f"locations.{location_columns[col]}"
+                    )
+                location_columns[col] = i
+            if explicit and isinstance(loc.mask, PlanarLaplaceMask) and loc.mask.epsilon is None:
+                errors.append(
+                    f"locations.{i}.mask.epsilon: required with budget.allocation 'explicit'"
+                )
+        if self.anonymization is not None:
+            errors.extend(self._check_anonymization(self.anonymization))
+        if self.budget.allocation == "target" and self.budget.target is None:
+            errors.append("budget.target: required with budget.allocation 'target'")
+        target = self.evaluation.target
+        if target is not None and target not in self.columns:
+            errors.append(f"evaluation.target: {target!r} is not in columns")
+        elif target is not None and self.columns[target].treatment.method == "drop":
+            errors.append(f"evaluation.target: {target!r} is dropped from the release")
+        if self.input.columns is not None:
+            read = set(self.input.columns)
+            for name in [*self.columns, *location_columns]:
+                if name not in read:
+                    errors.append(f"columns.{name}: not among input.columns {self.input.columns}")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    def _check_anonymization(self, spec: AnonymizationSpec) -> list[str]:
+        errors = []
+        for qi in spec.quasi_identifiers:
+            column = self.columns.get(qi)
+            if column is None:
+                errors.append(f"anonymization.quasi_identifiers.{qi}: not in columns")
+            elif column.treatment.method != "keep":
+                errors.append(
+                    f"anonymization.quasi_identifiers.{qi}: its column treatment must be "
+                    f"'keep' (the anonymization generalizes it), got {column.treatment.method!r}"
+                )
+        for i, model in enumerate(spec.models):
+            attribute = getattr(model, "attribute", None)
+            if attribute is None:
+                continue
+            column = self.columns.get(attribute)
+            if column is None or column.treatment.method == "drop":
+                errors.append(
+                    f"anonymization.models.{i}.{model.model}.attribute: {attribute!r} must be a "
+                    "released column"
+                )
+            elif attribute in spec.quasi_identifiers:
+                errors.append(
+                    f"anonymization.models.{i}.{model.model}.attribute: {attribute!r} is a "
+                    "quasi-identifier; it must be a sensitive column"
+                )
+        return errors
+
+    # ------------------------------------------------------------------ views
+
+    def columns_with(self, *roles: str) -> list[str]:
+        """Released columns (not dropped) whose role is one of ``roles``."""
+        return [
+            name
+            for name, spec in self.columns.items()
+            if spec.role in roles and spec.treatment.method != "drop"
+        ]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """Dotted field path, without the union tags pydantic inserts (``treatment.laplace``)."""
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        text = str(part)
+        previous = str(loc[i - 1]) if i else ""
+        if previous in ("treatment", "mask") and text in (*_TREATMENTS, *_MASKS):
+            continue
+        if text.startswith(("function-", "tagged-union[")):
+            continue
+        parts.append(text)
+    return ".".join(parts) or "plan"
+
+
+def _message(error: Any) -> str:
+    where = _where(tuple(error.get("loc", ())))
+    text = str(error.get("msg", "invalid"))
+    text = text.removeprefix("Value error, ")
+    if text.startswith(("columns.", "locations.", "anonymization.", "budget.", "evaluation.")):
+        # Cross-field errors of the plan name their own paths.
+        return text.replace("; ", "\n  ")
+    kind = error.get("type", "")
+    value = error.get("input")
+    if kind == "extra_forbidden":
+        text = "unknown field"
+    elif kind == "union_tag_invalid":
+        ctx = error.get("ctx", {})
+        text = f"unknown value {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
+    elif kind == "union_tag_not_found":
+        names = _TREATMENTS if where.endswith("treatment") else _MASKS
+        text = f"missing the method; allowed: {', '.join(names)}"
+    if kind not in ("missing", "union_tag_not_found") and not isinstance(value, (Mapping, list)):
+        text += f" (got {value!r})"
+    return f"{where}: {text}"
+
+
+def load_plan(
+    source: str | os.PathLike[str] | Mapping[str, Any] | Plan,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Plan:
+    """Read and validate a release plan.
+
+    Parameters
+    ----------
+    source : path, mapping or Plan
+        A YAML file, an already parsed mapping, or a plan (returned as is).
+    base_dir : path, optional
+        Folder that relative paths in the plan are taken from; default the plan
+        file's folder (the current folder for a mapping).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    PlanError
+        The file is missing or not YAML, or the plan is invalid: one line per mistake,
+        each naming its field path (``columns.age.treatment.epsilon``), the value and
+        what is allowed.
+    """
+    if isinstance(source, Plan):
+        return source
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+    else:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise PlanError(f"plan: file {os.fspath(path)!r} does not exist") from None
+        except OSError as exc:
+            raise PlanError(f"plan: cannot read {os.fspath(path)!r} ({exc.strerror})") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise PlanError(f"plan: {os.fspath(path)!r} is not valid YAML: {exc}") from None
+        base = Path(base_dir) if base_dir is not None else path.resolve().parent
+    if not isinstance(data, Mapping):
+        raise PlanError(f"plan: must be a mapping of sections, got {type(data).__name__}")
+    try:
+        return Plan.model_validate(data, context={_PATH_CONTEXT: base})
+    except ValidationError as exc:
+        lines = [_message(e) for e in exc.errors(include_url=False)]
+        raise PlanError(
+            f"invalid release plan ({len(lines)} error{'s' if len(lines) > 1 else ''}):\n  "
+            + "\n  ".join(lines)
+        ) from None

@@ -1,0 +1,685 @@
+"""Run a release plan: read, protect, check the ledger, write the release atomically.
+
+:func:`run` is the whole path of a release. The plan is validated and its budget
+allocated; the ledger is built and checked against the budget before the input is
+opened (a refused plan reads nothing, and ``dry_run=True`` stops there). The engine then
+reads the input and runs the row steps (column treatments and geo masks that treat each
+record on its own); table steps (anonymization, cloaking, grid suppression) follow on
+the whole table. The costs the functions recorded are compared with the plan, and only
+then are the outputs written, each atomically (a temporary file in the output folder,
+renamed over the target), the manifest last: a failure at any point leaves the previous
+release, report and manifest as they were.
+
+Every privacy decision is made by the functions this module calls
+(:mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo`, :mod:`veil.anonymity`); the runner
+only orchestrates them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil import anonymity, geo, ldp, masking
+from veil.atomic import write_atomic, write_text_atomic
+from veil.errors import MissingValueError
+from veil.frames import output_frame
+from veil.masking import SecretKey
+from veil.mechanisms import ordinal_scores
+from veil.release.allocate import allocate
+from veil.release.engine import Engine, RowStep, get_engine
+from veil.release.errors import LedgerMismatchError, PlanError
+from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
+from veil.release.manifest import build_manifest, warning_records
+from veil.release.plan import (
+    AnonymizationSpec,
+    CloakMask,
+    DonutMask,
+    ExponentialTreatment,
+    Ff1Treatment,
+    GaussianTreatment,
+    GeneralizeTreatment,
+    GridMask,
+    HmacTreatment,
+    JitterMask,
+    LaplaceTreatment,
+    LocationSpec,
+    Plan,
+    PlanarLaplaceMask,
+    RandomizedResponseTreatment,
+    RedactTreatment,
+    TokenTreatment,
+    load_plan,
+)
+from veil.rng import RngLike, resolve_rng, spawn
+
+__all__ = ["RunResult", "run"]
+
+_TableStep = Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run did: the ledger, and for a real run the files written and a summary.
+
+    Attributes
+    ----------
+    plan : Plan
+        The plan as run (budget allocated).
+    ledger : ReleaseLedger
+        Planned costs per step and the totals.
+    dry_run : bool
+        True when nothing was read or written.
+    out_dir : pathlib.Path or None
+        The output folder.
+    release_path, manifest_path, report_path : pathlib.Path or None
+        The files written (None for a dry run, or no report).
+    rows_in, rows_out : int or None
+        Records read and released.
+    manifest : dict
+        The manifest written (empty for a dry run).
+    warnings : list of dict
+        Warnings raised during the run (category and message).
+    seconds : float
+        Wall time of the run.
+    """
+
+    plan: Plan
+    ledger: ReleaseLedger
+    dry_run: bool
+    out_dir: Path | None = None
+    release_path: Path | None = None
+    manifest_path: Path | None = None
+    report_path: Path | None = None
+    rows_in: int | None = None
+    rows_out: int | None = None
+    manifest: dict[str, Any] = field(default_factory=dict)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """Totals per notion against the budget (see :meth:`ReleaseLedger.totals`)."""
+        return self.ledger.totals()
+
+    def summary(self) -> str:
+        """A few lines for a terminal: the ledger for a dry run, else what was written."""
+        if self.dry_run:
+            return render_ledger(self.ledger) + "\n(dry run: nothing read or written)"
+        totals = self.totals
+        lines = [
+            f"released {self.rows_out} of {self.rows_in} records in {self.seconds:.2f} s",
+            f"ldp per record: epsilon={totals['ldp']['epsilon']:.6g}, "
+            f"delta={totals['ldp']['delta']:.3g}; metric: epsilon={totals['metric']['epsilon']:.6g}"
+            " per metre",
+        ]
+        lines.extend(f"syntactic: {line}" for line in totals["syntactic"])
+        lines.append(f"warnings: {len(self.warnings)}")
+        lines.extend(
+            f"wrote {p}"
+            for p in (self.release_path, self.report_path, self.manifest_path)
+            if p is not None
+        )
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------ keys
+
+
+def _key(spec: HmacTreatment | TokenTreatment | Ff1Treatment) -> SecretKey:
+    key = (
+        SecretKey.from_file(spec.key_file)
+        if spec.key_file is not None
+        else SecretKey.from_env(str(spec.key_env))
+    )
+    if spec.key_id is not None:
+        key.require_id(spec.key_id)
+    return key
+
+
+# ------------------------------------------------------------------ column steps
+
+
+def _replace(df: pd.DataFrame, column: str, values: Any) -> pd.DataFrame:
+    out = output_frame(df)
+    out[column] = values
+    return out
+
+
+def _ff1_step(column: str, spec: Ff1Treatment) -> Callable[[pd.DataFrame, Any], pd.DataFrame]:
+    cipher = masking.FF1(_key(spec), spec.alphabet)
+    tweak = (spec.tweak if spec.tweak is not None else column).encode("utf-8")
+
+    def apply(df: pd.DataFrame, _: Any) -> pd.DataFrame:
+        # FF1 is deterministic: encrypt each distinct value once.
+        codes, uniques = pd.factorize(df[column], use_na_sentinel=True)
+        series = df[column]
+        if spec.missing == "error" and (codes < 0).any():
+            raise MissingValueError(
+                f"column {column!r}: holds {int((codes < 0).sum())} missing values; set "
+                f"columns.{column}.treatment.missing: keep to leave them missing"
+            )
+        encrypted = np.asarray(cipher.encrypt_many(list(uniques), tweak=tweak), dtype=object)
+        values = np.full(codes.shape, None, dtype=object)
+        values[codes >= 0] = encrypted[codes[codes >= 0]]
+        out = pd.Series(values, index=series.index, name=column, dtype=object)
+        return _replace(df, column, out)
+
+    return apply
+
+
+def _column_step(name: str, treatment: Any) -> RowStep | None:
+    label = f"{name}: {treatment.method}"
+    if treatment.method in ("keep", "drop"):
+        return None
+    if isinstance(treatment, RedactTreatment):
+        return RowStep(
+            label, lambda df, _: _replace(df, name, masking.redact(df[name], treatment.replacement))
+        )
+    if isinstance(treatment, HmacTreatment):
+        key = _key(treatment)
+        return RowStep(
+            label,
+            lambda df, _: masking.pseudonymize_columns(
+                df,
+                [name],
+                key,
+                normalize=treatment.normalize,
+                length=treatment.length,
+                namespace=treatment.namespace,
+            ),
+        )
+    if isinstance(treatment, TokenTreatment):
+        master = _key(treatment)
+
+        def tokenize(df: pd.DataFrame, _: Any) -> pd.DataFrame:
+            with masking.Vault(treatment.vault, master) as vault:
+                tokens = vault.tokenize(df[name], treatment.namespace or name)
+            return _replace(df, name, tokens)
+
+        return RowStep(label, tokenize)
+    if isinstance(treatment, Ff1Treatment):
+        return RowStep(label, _ff1_step(name, treatment))
+    if isinstance(treatment, GeneralizeTreatment):
+        hierarchy = anonymity.Hierarchy.from_csv(treatment.hierarchy, sep=treatment.sep)
+        if treatment.level >= hierarchy.levels:
+            raise PlanError(
+                f"columns.{name}.treatment.level: {treatment.level} is beyond the hierarchy's "
+                f"levels 0..{hierarchy.levels - 1}"
+            )
+        return RowStep(
+            label, lambda df, _: _replace(df, name, hierarchy.generalize(df[name], treatment.level))
+        )
+    if isinstance(treatment, LaplaceTreatment):
+        lo, hi = treatment.bounds
+        return RowStep(
+            label,
+            lambda df, g: ldp.dp_clip_laplace(
+                df,
+                name,
+                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                lo,
+                hi,
+                resolution=treatment.resolution,
+                clip_output=treatment.clip_output,
+                missing=treatment.missing,
+                rng=g,
+            ),
+        )
+    if isinstance(treatment, GaussianTreatment):
+        lo, hi = treatment.bounds
+        return RowStep(
+            label,
+            lambda df, g: ldp.dp_clip_gaussian(
+                df,
+                name,
+                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                lo,
+                hi,
+                treatment.delta,
+                calibration=treatment.calibration,
+                resolution=treatment.resolution,
+                clip_output=treatment.clip_output,
+                missing=treatment.missing,
+                rng=g,
+            ),
+        )
+    if isinstance(treatment, ExponentialTreatment):
+        scores = ordinal_scores(len(treatment.domain)) if treatment.ordinal else None
+        return RowStep(
+            label,
+            lambda df, g: ldp.dp_exponential(
+                df,
+                name,
+                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                domain=treatment.domain,
+                scores=scores,
+                calibration=treatment.calibration,
+                missing=treatment.missing,
+                rng=g,
+            ),
+        )
+    if isinstance(treatment, RandomizedResponseTreatment):
+        if len(treatment.domain) == 2:
+            return RowStep(
+                label,
+                lambda df, g: ldp.dp_randomized_response_binary(
+                    df,
+                    name,
+                    treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                    domain=treatment.domain,
+                    missing=treatment.missing,
+                    rng=g,
+                ),
+            )
+        return RowStep(
+            label,
+            lambda df, g: ldp.dp_randomized_response_kary(
+                df,
+                name,
+                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                domain=treatment.domain,
+                missing=treatment.missing,
+                rng=g,
+            ),
+        )
+    raise PlanError(f"columns.{name}.treatment.method: {treatment.method!r} has no step")
+
+
+# --------------------------------------------------------------- location steps
+
+
+def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
+    """The mask as a step, and whether it is row-wise (independent of other records)."""
+    projection: Any = geo.projection_at(*loc.centre) if loc.centre is not None else loc.projection
+    fixed = loc.centre is not None
+    mask = loc.mask
+    label = f"{loc.name}: {mask.method}"
+    if isinstance(mask, PlanarLaplaceMask):
+        eps = mask.epsilon
+        assert eps is not None
+        return (
+            label,
+            lambda df, g: geo.planar_laplace(
+                df,
+                loc.lat,
+                loc.lon,
+                eps,
+                reports=mask.reports,
+                grid_m=mask.grid_m,
+                projection=projection,
+                missing=loc.missing,
+                rng=g,
+            ),
+            fixed,
+        )
+    if isinstance(mask, GridMask):
+        return (
+            label,
+            lambda df, _: geo.grid(
+                df,
+                loc.lat,
+                loc.lon,
+                mask.cell_m,
+                min_count=mask.min_count,
+                projection=projection,
+                missing=loc.missing,
+            ),
+            fixed and mask.min_count is None,
+        )
+    if isinstance(mask, JitterMask):
+        return (
+            label,
+            lambda df, g: geo.jitter(
+                df,
+                loc.lat,
+                loc.lon,
+                mask.radius_m,
+                kind=mask.kind,
+                projection=projection,
+                missing=loc.missing,
+                rng=g,
+            ),
+            fixed,
+        )
+    if isinstance(mask, DonutMask):
+        return (
+            label,
+            lambda df, g: geo.donut(
+                df,
+                loc.lat,
+                loc.lon,
+                mask.r_min_m,
+                mask.r_max_m,
+                projection=projection,
+                missing=loc.missing,
+                rng=g,
+            ),
+            fixed,
+        )
+    assert isinstance(mask, CloakMask)
+    return (
+        label,
+        lambda df, _: geo.cloak(
+            df,
+            loc.lat,
+            loc.lon,
+            mask.k,
+            bounds_m=mask.bounds_m,
+            max_depth=mask.max_depth,
+            min_cell_m=mask.min_cell_m,
+            projection=projection,
+            missing=loc.missing,
+        ),
+        False,
+    )
+
+
+# ------------------------------------------------------------------ anonymization
+
+
+def _models(spec: AnonymizationSpec) -> list[anonymity.PrivacyModel]:
+    out: list[anonymity.PrivacyModel] = []
+    for m in spec.models:
+        if m.model == "k_anonymity":
+            out.append(anonymity.KAnonymity(m.k))
+        elif m.model == "distinct_l_diversity":
+            out.append(anonymity.DistinctLDiversity(m.attribute, m.l))
+        elif m.model == "entropy_l_diversity":
+            out.append(anonymity.EntropyLDiversity(m.attribute, m.l))
+        elif m.model == "recursive_c_l_diversity":
+            out.append(anonymity.RecursiveCLDiversity(m.attribute, m.c, m.l))
+        else:
+            out.append(anonymity.TCloseness(m.attribute, m.t, m.distance))
+    return out
+
+
+def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame, dict[str, Any]]:
+    hierarchies = {
+        qi: anonymity.Hierarchy.from_csv(h.path, sep=h.sep)
+        for qi, h in spec.quasi_identifiers.items()
+    }
+    models = _models(spec)
+    sensitive = sorted({a for m in spec.models if (a := getattr(m, "attribute", None))})
+    result = anonymity.anonymize(
+        df,
+        hierarchies,
+        models,
+        max_suppression=spec.max_suppression,
+        metric=spec.metric,
+        sensitive=sensitive or None,
+        suppression=spec.suppression,
+    )
+    info = {
+        "levels": dict(result.levels),
+        "suppressed": int(result.suppressed),
+        "metrics": {k: float(v) for k, v in result.metrics.items()},
+        "models": [repr(m) for m in models],
+    }
+    return result.data.reset_index(drop=True), info
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _check_columns(plan: Plan, frame: pd.DataFrame) -> list[str]:
+    """Plan columns must be in the input; returns the unlisted input columns to drop."""
+    listed = [*plan.columns, *(c for loc in plan.locations for c in (loc.lat, loc.lon))]
+    absent = [c for c in listed if c not in frame.columns]
+    if absent:
+        raise PlanError(
+            "columns: "
+            + ", ".join(repr(c) for c in absent)
+            + f" not in the input (its columns: {list(frame.columns)})"
+        )
+    unlisted = [str(c) for c in frame.columns if c not in set(listed)]
+    if unlisted and plan.unlisted == "error":
+        raise PlanError(
+            f"columns: the input has columns the plan does not list: {unlisted}; give each a "
+            "role and a treatment, or set unlisted: drop"
+        )
+    return unlisted
+
+
+def _randomness(rng: RngLike) -> dict[str, Any]:
+    if rng is None:
+        return {"generator": "secure (AES-CTR keyed from OS entropy)"}
+    if isinstance(rng, np.random.Generator):
+        return {"generator": "caller-supplied numpy Generator"}
+    return {
+        "generator": "seeded: reproducible, NOT private if the seed is known",
+        "seed": int(rng),
+    }
+
+
+def _sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _writer(frame: pd.DataFrame, fmt: str, digest: dict[str, str]) -> Callable[[str], None]:
+    def write(tmp: str) -> None:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+        digest["sha256"] = _sha256_file(tmp)
+
+    return write
+
+
+def _report(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    plan: Plan,
+    manifest: dict[str, Any],
+    rng: np.random.Generator,
+) -> str:
+    from veil.release.report import build_report
+
+    present = set(released.columns)
+    locations = [
+        (loc.lat, loc.lon) for loc in plan.locations if loc.lat in present and loc.lon in present
+    ]
+    return build_report(
+        original,
+        released,
+        manifest=manifest,
+        quasi_identifiers=[c for c in plan.columns_with("quasi_identifier") if c in present],
+        sensitive=[c for c in plan.columns_with("sensitive") if c in present],
+        locations=locations,
+        target=plan.evaluation.target,
+        rng=rng,
+    )
+
+
+def run(
+    plan: Plan | str | os.PathLike[str] | dict[str, Any],
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    rng: RngLike = None,
+    dry_run: bool = False,
+    engine: str | Engine = "pandas",
+) -> RunResult:
+    """Run a release plan and write the release, ``manifest.json`` and ``report.html``.
+
+    Parameters
+    ----------
+    plan : Plan, path or mapping
+        The plan, or a YAML file / mapping for :func:`~veil.release.plan.load_plan`.
+    out_dir : path
+        Output folder (created if needed); not needed for a dry run.
+    rng : None, int or numpy.random.Generator
+        Randomness for every step (see :mod:`veil.rng`): None (default) is
+        cryptographically secure; an int seed gives a reproducible, not private, run and
+        is recorded in the manifest.
+    dry_run : bool, default False
+        Validate, allocate and check the ledger only: nothing is read or written.
+    engine : {"pandas", "dask"} or Engine, default "pandas"
+        Where the records are processed (see :mod:`veil.release.engine`).
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    PlanError
+        Invalid plan, columns absent from the input, or unlisted input columns with
+        ``unlisted: error``.
+    BudgetError
+        The plan's costs exceed its budget (raised before the input is opened).
+    LedgerMismatchError
+        A step recorded another cost than planned (nothing written).
+    veil.errors.VeilError
+        Any error of a step (missing values, values outside a declared domain, ...);
+        the previous outputs stay as they were.
+    """
+    started = time.perf_counter()
+    plan_source = None if isinstance(plan, (Plan, dict)) else os.fspath(plan)
+    allocated = allocate(load_plan(plan))
+    ledger = plan_ledger(allocated)
+    check_budget(ledger)
+    if dry_run:
+        return RunResult(allocated, ledger, True, seconds=time.perf_counter() - started)
+    if out_dir is None:
+        raise PlanError("out_dir: required unless dry_run=True")
+    out = Path(out_dir)
+    chosen = get_engine(engine)
+    timings: dict[str, float] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        generator = resolve_rng(rng, stacklevel=2)
+
+        # Steps are built (keys loaded, hierarchies read) before the data is touched.
+        tick = time.perf_counter()
+        row_steps = [
+            s
+            for name, spec in allocated.columns.items()
+            if (s := _column_step(name, spec.treatment)) is not None
+        ]
+        table_steps: list[tuple[str, _TableStep]] = []
+        for loc in allocated.locations:
+            label, fn, row_wise = _location_step(loc)
+            if row_wise:
+                row_steps.append(RowStep(label, fn))
+            else:
+                table_steps.append((label, fn))
+        timings["prepare"] = time.perf_counter() - tick
+
+        tick = time.perf_counter()
+        data = chosen.read(allocated.input)
+        original = chosen.original(data)
+        timings["read"] = time.perf_counter() - tick
+        dropped_unlisted = _check_columns(allocated, original)
+
+        streams = spawn(generator, len(row_steps) + len(table_steps) + 1)
+        result = chosen.apply(data, row_steps, streams[: len(row_steps)])
+        timings.update(result.timings)
+        frame = result.frame
+        privacy = list(result.privacy)
+        table_streams = streams[len(row_steps) : len(row_steps) + len(table_steps)]
+        for (label, fn), stream in zip(table_steps, table_streams, strict=True):
+            tick = time.perf_counter()
+            step_out = fn(frame, stream)
+            old = len(frame.attrs.get("veil.privacy", []))
+            privacy.extend(dict(e) for e in step_out.attrs.get("veil.privacy", [])[old:])
+            frame = step_out
+            timings[label] = time.perf_counter() - tick
+
+        dropped = [n for n, s in allocated.columns.items() if s.treatment.method == "drop"]
+        frame = frame.drop(columns=[*dropped, *dropped_unlisted])
+        anonymization_info = None
+        if allocated.anonymization is not None:
+            tick = time.perf_counter()
+            frame, anonymization_info = _anonymize(frame, allocated.anonymization)
+            timings["anonymization"] = time.perf_counter() - tick
+        frame.attrs = {}
+
+        problems = cross_check(ledger, privacy)
+        if problems:
+            raise LedgerMismatchError(
+                "the recorded privacy costs differ from the plan; nothing was written:\n  "
+                + "\n  ".join(problems)
+            )
+
+        out.mkdir(parents=True, exist_ok=True)
+        release_path = out / allocated.output.filename
+        manifest_path = out / "manifest.json"
+        report_path = out / "report.html" if allocated.output.report else None
+        # Everything is computed in memory first; files are replaced only at the end,
+        # the manifest (which holds the other files' hashes) last.
+        outputs: dict[str, Any] = {
+            "release": {
+                "file": release_path.name,
+                "format": allocated.output.format,
+                "rows": len(frame),
+                "columns": [str(c) for c in frame.columns],
+            }
+        }
+        manifest_args: dict[str, Any] = {
+            "plan": allocated,
+            "plan_source": plan_source,
+            "ledger": ledger,
+            "input_info": {
+                "source": data.source,
+                "sha256": data.sha256,
+                "rows": data.rows,
+                "columns": [str(c) for c in original.columns],
+            },
+            "engine": chosen.name,
+            "randomness": _randomness(rng),
+            "masking": result.masking,
+            "recorded": privacy,
+            "anonymization": anonymization_info,
+            "dropped_unlisted": dropped_unlisted,
+            "timings": timings,
+            "outputs": outputs,
+        }
+        report_html = None
+        if report_path is not None:
+            tick = time.perf_counter()
+            draft = build_manifest(caught=list(caught), **manifest_args)
+            report_html = _report(original, frame, allocated, draft, streams[-1])
+            timings["report"] = time.perf_counter() - tick
+
+        tick = time.perf_counter()
+        digest: dict[str, str] = {}
+        write_atomic(release_path, _writer(frame, allocated.output.format, digest))
+        outputs["release"]["sha256"] = digest["sha256"]
+        if report_path is not None and report_html is not None:
+            write_text_atomic(report_path, report_html)
+            outputs["report"] = {
+                "file": report_path.name,
+                "sha256": hashlib.sha256(report_html.encode("utf-8")).hexdigest(),
+            }
+        timings["write"] = time.perf_counter() - tick
+        manifest = build_manifest(caught=list(caught), **manifest_args)
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
+    return RunResult(
+        allocated,
+        ledger,
+        False,
+        out_dir=out,
+        release_path=release_path,
+        manifest_path=manifest_path,
+        report_path=report_path,
+        rows_in=data.rows,
+        rows_out=len(frame),
+        manifest=manifest,
+        warnings=warning_records(list(caught)),
+        seconds=time.perf_counter() - started,
+    )
