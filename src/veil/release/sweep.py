@@ -194,6 +194,7 @@ class _Target:
     name: Hashable
     values: npt.NDArray[Any]  # numbers for numerical mechanisms
     codes: npt.NDArray[np.int64] | None  # codes over ``domain`` for categorical ones
+    labels: pd.Categorical | None  # the same codes as a categorical over ``domain``
     domain: npt.NDArray[Any] | None
     integer: bool
     categorical_dtype: bool
@@ -297,6 +298,7 @@ def _target(
             )
         values = series.to_numpy(dtype=np.int64 if integer else np.float64)
     codes: npt.NDArray[np.int64] | None = None
+    labels: pd.Categorical | None = None
     categories: npt.NDArray[Any] | None = None
     if categorical:
         if domain is None:
@@ -325,10 +327,12 @@ def _target(
             raise DomainError(
                 f"column: {column!r} holds values outside domain=, e.g. {list(outside)}"
             )
+        labels = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(index))
     return _Target(
         name=column,
         values=values,
         codes=codes,
+        labels=labels,
         domain=categories,
         integer=integer,
         categorical_dtype=_is_text(series.dtype),
@@ -481,7 +485,9 @@ class _PearsonLoss(_Metric):
             return np.asarray((self._unit.T @ centred) / norms, dtype=np.float64)
 
     def score(self, released: list[npt.NDArray[Any]]) -> list[float]:
-        columns = np.column_stack([self._encode(values) for values in released])
+        columns = np.empty((self._unit.shape[0], len(released)), dtype=np.float64, order="F")
+        for r, values in enumerate(released):
+            columns[:, r] = self._encode(values)
         rho = self._row(columns)
         change = np.abs(rho - self._rho[:, None]).sum(axis=0)
         # Each changed correlation appears twice among the ordered off-diagonal pairs.
@@ -563,27 +569,28 @@ def _release(
             rng=rng,
             ledger=ledger,
         )
-    assert target.codes is not None and target.domain is not None
-    # The mechanisms see codes over the declared domain, as they do inside veil.ldp.
-    codes_domain = np.arange(target.domain.size)
+    assert target.labels is not None and target.domain is not None
+    # A categorical over the domain is encoded by veil.ldp from its k categories, not
+    # from its n values: the column is encoded once per sweep, not once per run.
+    released: Any
     if mechanism == "exponential":
-        out = dp_exponential_array(
-            target.codes,
+        released = dp_exponential_array(
+            target.labels,
             epsilon,
-            domain=codes_domain,
+            domain=target.domain,
             calibration=exponential_calibration,
             rng=rng,
             ledger=ledger,
         )
     elif mechanism == "krr":
-        out = dp_randomized_response_kary_array(
-            target.codes, epsilon, domain=codes_domain, rng=rng, ledger=ledger
+        released = dp_randomized_response_kary_array(
+            target.labels, epsilon, domain=target.domain, rng=rng, ledger=ledger
         )
     else:
-        out = dp_randomized_response_binary_array(
-            target.codes, epsilon, domain=codes_domain, rng=rng, ledger=ledger
+        released = dp_randomized_response_binary_array(
+            target.labels, epsilon, domain=target.domain, rng=rng, ledger=ledger
         )
-    return np.asarray(out, dtype=np.int64)
+    return np.asarray(released.codes, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- public API
