@@ -27,9 +27,9 @@ Three differences from the paper are deliberate and change numbers, not trends:
 
 * the Gaussian mechanism uses the analytic calibration (Balle and Wang 2018) [2]_: the
   classic ``σ = Δ√(2 ln(1.25/δ))/ε`` the paper used is proven for ε < 1 only, and
-  trasgoDP 2.1.0 itself now refuses ε > 1. Analytic σ is about 0.7 times the classic σ
-  at ε <= 1 and about the same at ε = 8-12, always 3 to 4 times the standard deviation
-  of the Laplace noise at the same ε;
+  trasgoDP 2.1.0 itself now refuses ε > 1. With δ = 1e-6 the analytic σ is 0.7 to 0.8
+  times the classic σ at ε <= 1 and about the same at ε = 8 to 12, and 2.6 (ε = 0.1) to
+  4 (ε = 12) times the standard deviation of the Laplace noise at the same ε;
 * categorical domains are the public ones of :data:`veil.datasets.ADULT_DOMAINS`, not
   the values present in the data: ``workclass`` has 8 categories ("Never-worked"
   included) where trasgoDP, reading the processed file, sees 7;
@@ -712,7 +712,7 @@ def sweep(
             f"{names}"
         )
     if bounds is not None:
-        if not isinstance(bounds, Sequence) or len(bounds) != 2:
+        if not isinstance(bounds, Sequence | np.ndarray) or len(bounds) != 2:
             raise ParameterError(f"bounds: must be a (lower, upper) pair, got {bounds!r}")
         bounds = (bounds[0], bounds[1])
     target = _target(df, column, names, bounds, domain, delta)
