@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from veil.anonymity import search as search_module
 from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.models import (
     DistinctLDiversity,
@@ -66,7 +66,7 @@ def _brute_force(
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("max_suppression", [0.0, 0.1])
-@pytest.mark.parametrize("metric", ["loss", "discernibility", "precision", "aecs"])
+@pytest.mark.parametrize("metric", ["loss", "discernibility", "precision", "aecs", "entropy"])
 @pytest.mark.parametrize("kind", ["k", "l", "k+l"])
 def test_anonymize_finds_the_brute_force_optimum(
     seed: int, max_suppression: float, metric: str, kind: str
@@ -115,6 +115,14 @@ def test_loss_of_a_hand_computed_node() -> None:
     assert result.metrics["precision"] == pytest.approx(1 / (h.levels - 1))
     assert result.metrics["discernibility"] == 8
     assert result.metrics["aecs"] == 2
+    # Non-uniform entropy: each record's original value is 1 of the 2 under its
+    # released value: log2(2 / 1) = 1 bit per record.
+    assert result.metrics["entropy"] == pytest.approx(4.0)
+    # Suppressed records are released as the root: log2(4 / 1) = 2 bits each.
+    df2 = pd.DataFrame({"zip": ["1301", "1302", "1311", "1312", "1312"]})
+    suppressed = evaluate(df2, {"zip": h}, {"zip": 0}, [KAnonymity(2)], max_suppression=1)
+    assert suppressed.suppressed == 3
+    assert suppressed.metrics["entropy"] == pytest.approx(3 * math.log2(5 / 1))
 
 
 def test_result_fields_and_suppression_modes() -> None:
@@ -158,10 +166,9 @@ def test_errors() -> None:
 
 @pytest.fixture(scope="module")
 def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
-    if not os.path.exists(f"{ADULT}/adult.csv"):
-        pytest.skip("ARX Adult benchmark data not available")
     df = pd.read_csv(f"{ADULT}/adult.csv", sep=";", dtype=str)
-    hierarchies = {q: Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_{q}.csv") for q in ADULT_QIS}
+    names = [*ADULT_QIS, "occupation"]
+    hierarchies = {q: Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_{q}.csv") for q in names}
     return df, hierarchies
 
 
@@ -180,7 +187,8 @@ def test_arx_adult_optima(
     levels: list[int],
     loss: float,
 ) -> None:
-    df, hierarchies = adult
+    df, every = adult
+    hierarchies = {q: every[q] for q in ADULT_QIS}
     at_arx = evaluate(
         df,
         hierarchies,
@@ -192,3 +200,94 @@ def test_arx_adult_optima(
     assert bool(at_arx.lattice["feasible"].iloc[0])
     found = anonymize(df, hierarchies, [KAnonymity(k)], max_suppression=max_suppression)
     assert round(found.metrics["loss"], 4) <= loss
+
+
+@pytest.mark.parametrize(
+    ("case", "levels", "loss"),
+    [
+        ("9 QIs, k=5", [0, 3, 0, 0, 2, 1, 1, 2, 0], 0.2419),
+        ("k=5 + distinct 3-diversity", [0, 3, 0, 0, 2, 1, 1, 0], 0.1717),
+        ("k=5 + 0.2-closeness", [1, 4, 1, 1, 3, 1, 2, 1], 0.8150),
+    ],
+)
+def test_arx_adult_optima_with_more_qis_and_sensitive_models(
+    adult: tuple[pd.DataFrame, dict[str, Hierarchy]], case: str, levels: list[int], loss: float
+) -> None:
+    df, every = adult
+    models: list[PrivacyModel] = [KAnonymity(5)]
+    if case.startswith("9"):
+        qis = [*ADULT_QIS[:7], "occupation", "salary-class"]
+    else:
+        qis = ADULT_QIS
+        models.append(
+            DistinctLDiversity("occupation", 3)
+            if "diversity" in case
+            else TCloseness("occupation", 0.2, distance="equal")
+        )
+    hierarchies = {q: every[q] for q in qis}
+    at_arx = evaluate(
+        df, hierarchies, dict(zip(qis, levels, strict=True)), models, max_suppression=0.05
+    )
+    assert round(at_arx.metrics["loss"], 4) == loss
+    found = anonymize(df, hierarchies, models, max_suppression=0.05)
+    assert found.optimal
+    assert round(found.metrics["loss"], 4) <= loss
+    assert found.suppressed <= 0.05 * len(df)
+
+
+def test_tagging_settles_nodes_without_evaluating_them(
+    adult: tuple[pd.DataFrame, dict[str, Hierarchy]],
+) -> None:
+    df, every = adult
+    hierarchies = {q: every[q] for q in ADULT_QIS}
+    result = anonymize(df, hierarchies, [KAnonymity(5)], max_suppression=0.0)
+    lattice = result.lattice
+    assert len(lattice) == np.prod([h.levels for h in hierarchies.values()])
+    tagged = lattice.loc[~lattice["evaluated"] & lattice["feasible"].notna()]
+    # Most of the lattice is decided by predictive tagging, and every tagged verdict
+    # agrees with a direct evaluation (checked on a sample of both kinds).
+    assert len(tagged) > 0.5 * len(lattice)
+    sample = pd.concat(
+        [
+            tagged.loc[tagged["feasible"].astype(bool)].head(5),
+            tagged.loc[~tagged["feasible"].astype(bool)].head(5),
+        ]
+    )
+    assert len(sample) == 10
+    for _, row in sample.iterrows():
+        levels = {q: int(row[q]) for q in ADULT_QIS}
+        direct = evaluate(df, hierarchies, levels, [KAnonymity(5)], max_suppression=0.0)
+        assert bool(direct.lattice["feasible"].iloc[0]) == bool(row["feasible"])
+
+
+@pytest.mark.parametrize("max_suppression", [0.0, 0.1])
+@pytest.mark.parametrize("kind", ["k", "t"])
+def test_lazy_best_first_search_matches_the_lattice_search(
+    monkeypatch: pytest.MonkeyPatch, max_suppression: float, kind: str
+) -> None:
+    df, hierarchies = _small(4, n=90)
+    models: list[PrivacyModel] = (
+        [KAnonymity(4)] if kind == "k" else [KAnonymity(2), TCloseness("disease", 0.3)]
+    )
+    full = anonymize(df, hierarchies, models, max_suppression=max_suppression)
+    monkeypatch.setattr(search_module, "MATERIALIZE_LIMIT", 0)
+    lazy = anonymize(df, hierarchies, models, max_suppression=max_suppression)
+    assert lazy.optimal
+    assert lazy.metrics["loss"] == pytest.approx(full.metrics["loss"], rel=1e-12)
+    assert lazy.lattice["evaluated"].all()
+    assert len(lazy.lattice) < len(full.lattice) or max_suppression > 0
+
+
+def test_time_limit_returns_a_feasible_node_and_says_it_is_not_optimal(
+    adult: tuple[pd.DataFrame, dict[str, Hierarchy]],
+) -> None:
+    df, every = adult
+    hierarchies = {q: every[q] for q in ADULT_QIS}
+    with pytest.warns(search_module.SearchBudgetWarning, match="not proven optimal"):
+        result = anonymize(df, hierarchies, [KAnonymity(5)], max_suppression=0.02, time_limit=1e-9)
+    assert not result.optimal
+    assert result.suppressed <= 0.02 * len(df)
+    sizes = result.data.groupby(ADULT_QIS).size()
+    assert (sizes >= 5).all()
+    with pytest.raises(ParameterError, match="time_limit"):
+        anonymize(df, hierarchies, [KAnonymity(5)], max_suppression=0.02, time_limit=0)

@@ -13,6 +13,11 @@
   records forming one class (LeFevre et al. 2006).
 * ``"precision"`` — Sweeney's precision loss: mean over records and attributes of
   level / height, 1 for a suppressed record (0 is the original table).
+* ``"entropy"`` — non-uniform entropy (de Waal & Willenborg 1999; ARX
+  ``MetricMDNUEntropy``): the bits lost per record and QI, ``-log2 P(original value |
+  released value)`` with both frequencies taken over the whole input table, summed over
+  records and QIs; a suppressed record's value is the hierarchy's root (its loss is
+  ``-log2(count(original) / n)``).
 
 Lower is better for every metric.
 """
@@ -27,7 +32,7 @@ import numpy.typing as npt
 
 __all__ = ["METRICS"]
 
-METRICS = ("loss", "discernibility", "aecs", "precision")
+METRICS = ("loss", "discernibility", "aecs", "precision", "entropy")
 
 _Ints = npt.NDArray[np.int64]
 _Floats = npt.NDArray[np.float64]
@@ -42,7 +47,9 @@ def compute(
     n: int,
     levels: Sequence[int],
     heights: Sequence[int],
-    leaf_loss: Sequence[_Floats],
+    group_loss: Sequence[_Floats],
+    group_log_count: Sequence[_Floats],
+    entropy_offset: Sequence[float],
     row_codes: Sequence[_Ints],
     row_count: _Ints,
     row_kept: npt.NDArray[np.bool_],
@@ -50,20 +57,23 @@ def compute(
 ) -> dict[str, float]:
     """Every metric of one transformation from its (class, ...) rows.
 
-    ``leaf_loss[j]`` maps a level-``levels[j]`` group id of attribute ``j`` to its
-    normalized loss; ``row_codes[j]`` holds each row's group id, ``row_count`` its
+    ``group_loss[j]`` maps a level-``levels[j]`` group id of attribute ``j`` to its
+    normalized loss and ``group_log_count[j]`` to log2 of its record count in the
+    input; ``entropy_offset[j]`` is the sum over all records of log2 of their original
+    value's count. ``row_codes[j]`` holds each row's group id, ``row_count`` its
     records, ``row_kept`` whether its class is released; ``kept_sizes`` the sizes of
     the released classes.
     """
     kept = np.where(row_kept, row_count, 0).astype(np.float64)
     released = float(kept.sum())
     suppressed = n - released
-    per = np.array(
-        [
-            (float(kept @ loss[codes]) + suppressed) / n
-            for loss, codes in zip(leaf_loss, row_codes, strict=True)
-        ]
-    )
+    per = np.empty(len(row_codes))
+    entropy = 0.0
+    for j, codes in enumerate(row_codes):
+        per[j] = (float(kept @ group_loss[j][codes]) + suppressed) / n
+        # sum over records of log2(count(released value) / count(original value)).
+        entropy += float(kept @ group_log_count[j][codes]) + suppressed * math.log2(n)
+        entropy -= entropy_offset[j]
     share = np.array([lv / h if h else 0.0 for lv, h in zip(levels, heights, strict=True)])
     precision = float((share * released + suppressed).mean() / n) if len(share) else 0.0
     classes = len(kept_sizes) + (1 if suppressed > 0 else 0)
@@ -74,20 +84,34 @@ def compute(
         "discernibility": float(sizes @ sizes) + n * suppressed,
         "aecs": n / classes if classes else math.nan,
         "precision": precision,
+        "entropy": max(entropy, 0.0),
     }
 
 
-def lower_bound(
-    metric: str, levels: Sequence[int], heights: Sequence[int], generalization_loss: _Floats
-) -> float:
-    """A value no transformation at ``levels`` can beat, whatever it suppresses.
+def lower_bounds(
+    metric: str,
+    nodes: npt.NDArray[np.integer],
+    heights: Sequence[int],
+    generalization_loss: Sequence[_Floats],
+    generalization_entropy: Sequence[_Floats],
+) -> _Floats:
+    """Per node (row of ``nodes``, one level per QI), a value it cannot beat.
 
-    Suppressing a record costs at least as much as generalizing it, so the loss and
-    precision with no record suppressed bound them from below; the other metrics have
-    no cheap bound (-inf).
+    Suppressing a record costs at least as much as generalizing it, so the loss,
+    precision and entropy with no record suppressed bound them from below, whatever a
+    node suppresses; the other metrics have no cheap bound (-inf).
+    ``generalization_loss[j][level]`` is QI ``j``'s loss at ``level`` with every record
+    released, ``generalization_entropy[j][level]`` its entropy.
     """
+    columns = range(nodes.shape[1])
     if metric == "loss":
-        return _aggregate_loss(generalization_loss)
+        logs = sum(np.log1p(generalization_loss[j][nodes[:, j]]) for j in columns)
+        bound: _Floats = np.expm1(np.asarray(logs, dtype=np.float64) / max(len(columns), 1))
+        return bound
     if metric == "precision":
-        return float(np.mean([lv / h if h else 0.0 for lv, h in zip(levels, heights, strict=True)]))
-    return -math.inf
+        scale = np.array([1.0 / h if h else 0.0 for h in heights])
+        return np.asarray(nodes @ scale / max(len(columns), 1), dtype=np.float64)
+    if metric == "entropy":
+        total = sum(generalization_entropy[j][nodes[:, j]] for j in columns)
+        return np.asarray(total, dtype=np.float64)
+    return np.full(nodes.shape[0], -math.inf)

@@ -21,8 +21,10 @@ References
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import math
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,18 +34,31 @@ import pandas as pd
 
 from veil.anonymity import metrics as _metrics
 from veil.anonymity.hierarchy import Hierarchy
+from veil.anonymity.lattice import FEASIBLE, INFEASIBLE, MATERIALIZE_LIMIT, UNKNOWN, Lattice
 from veil.anonymity.models import PrivacyModel, _Classes, _Pairs
 from veil.errors import ColumnError, DataTypeError, ParameterError, VeilError
 
-__all__ = ["AnonymizationResult", "NoSolutionError", "anonymize", "evaluate"]
+__all__ = [
+    "AnonymizationResult",
+    "NoSolutionError",
+    "SearchBudgetWarning",
+    "anonymize",
+    "evaluate",
+]
 
 _Ints = npt.NDArray[np.int64]
+_Floats = npt.NDArray[np.float64]
+_Matrix = npt.NDArray[np.int64]
 _KEY_LIMIT = 2**62
 _SUPPRESSION = ("remove", "mark")
 
 
 class NoSolutionError(VeilError, ValueError):
     """No node of the lattice satisfies the models within the suppression limit."""
+
+
+class SearchBudgetWarning(UserWarning):
+    """The search stopped at its time limit: the result is not proven optimal."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +77,13 @@ class AnonymizationResult:
     metrics : dict of str to float
         Every metric of :mod:`veil.anonymity.metrics` at the chosen node.
     lattice : pandas.DataFrame
-        One row per node the search considered: the levels, ``feasible`` (NA when
-        pruned by the bound), ``suppressed``, ``evaluated`` (False when decided without
-        evaluation) and the metric values (NaN when not evaluated).
+        One row per node of the lattice (of the evaluated nodes when the lattice is
+        searched lazily), by level sum: the levels, ``feasible`` (NA when never
+        decided: pruned by the bound), ``suppressed`` (NA when not known),
+        ``evaluated`` (False when decided by tagging, without a pass over the data)
+        and the metric values (NaN when not evaluated or infeasible).
+    optimal : bool
+        False when the search stopped at its time limit.
     """
 
     data: pd.DataFrame
@@ -72,29 +91,157 @@ class AnonymizationResult:
     suppressed: int
     metrics: dict[str, float]
     lattice: pd.DataFrame
+    optimal: bool = True
 
 
-def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> _Ints:
-    """Mixed-radix key of the columns, re-factorized whenever it would overflow."""
-    key = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
-    span = 1
-    for column, radix in zip(columns, radices, strict=True):
+def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, int]:
+    """Mixed-radix key of the columns and its span, re-coded whenever it would overflow."""
+    if not columns:
+        return np.zeros(0, dtype=np.int64), 1
+    key = columns[0].astype(np.int64, copy=True)
+    span = max(radices[0], 1)
+    for column, radix in zip(columns[1:], radices[1:], strict=True):
+        radix = max(radix, 1)
         if span * radix >= _KEY_LIMIT:
-            uniques, key = np.unique(key, return_inverse=True)
-            key = key.astype(np.int64).ravel()
-            span = len(uniques)
-        key = key * radix + column
-        span *= max(radix, 1)
-    return key
+            key, span, _ = _factorize(key, span)
+        key *= radix
+        key += column
+        span *= radix
+    return key, span
+
+
+def _key(
+    columns: _Matrix, radices: Sequence[int], replaced: Mapping[int, _Ints] | None = None
+) -> tuple[_Ints, int]:
+    """Mixed-radix key of the rows of ``columns``, row ``j`` read from ``replaced[j]``.
+
+    One matrix product when the key cannot overflow, plus a correction per replaced row.
+    """
+    replaced = replaced or {}
+    span = math.prod(max(r, 1) for r in radices)
+    if span >= _KEY_LIMIT:
+        rows = [replaced.get(j, column) for j, column in enumerate(columns.T)]
+        return _combine(rows, radices)
+    weights = np.ones(len(radices), dtype=np.int64)
+    for j in range(len(radices) - 2, -1, -1):
+        weights[j] = weights[j + 1] * max(radices[j + 1], 1)
+    for j in replaced:
+        weights[j] = 0
+    key: _Ints = columns @ weights
+    stride = 1
+    for j in range(len(radices) - 1, -1, -1):
+        if j in replaced:
+            key += replaced[j] * stride
+        stride *= max(radices[j], 1)
+    return key, span
+
+
+def _factorize(key: _Ints, span: int) -> tuple[_Ints, int, _Ints]:
+    """Dense codes of ``key`` (values in [0, span)), their number, each code's first row.
+
+    A lookup table when the span is small next to the keys, else a hash table: both
+    linear, unlike sorting.
+    """
+    m = len(key)
+    if span <= 4 * m + 4096:
+        present = np.zeros(span, dtype=np.int64)
+        present[key] = 1
+        lookup = np.cumsum(present) - 1
+        codes = lookup[key]
+        k = int(lookup[-1]) + 1 if span else 0
+    else:
+        raw, uniques = pd.factorize(key)
+        codes = np.asarray(raw, dtype=np.int64)
+        k = len(uniques)
+    first = np.empty(k, dtype=np.int64)
+    first[codes[::-1]] = np.arange(m - 1, -1, -1, dtype=np.int64)
+    return codes, k, first
 
 
 @dataclass
 class _Table:
-    """Rows of distinct (generalized QI codes, sensitive codes) with record counts."""
+    """Rows of distinct (generalized QI codes, sensitive codes) with record counts.
 
-    qi: list[_Ints]
-    sens: list[_Ints]
+    ``qi`` is (rows x QIs) and ``sens`` (rows x sensitive attributes), so that a table
+    is sliced or re-keyed in one operation whatever the number of columns.
+    """
+
+    qi: _Matrix
+    sens: _Matrix
     count: _Ints
+    cls: _Ints  # each row's class (rows sharing QI codes)
+    reps: _Ints  # one row of each class
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+@dataclass
+class _Outcome:
+    """One evaluated transformation."""
+
+    table: _Table
+    suppressed: int
+    monotone_suppressed: int  # by the models that stay monotone with suppression
+    values: dict[str, float] | None
+    row_kept: npt.NDArray[np.bool_]
+
+
+class _Cache:
+    """Tables of evaluated nodes, to roll coarser nodes up from the smallest finer one."""
+
+    def __init__(self, base: _Table, d: int, budget_rows: int = 3_000_000) -> None:
+        self.base = base
+        self.budget = budget_rows
+        self.tables: dict[tuple[int, ...], _Table] = {}
+        self.levels = np.zeros((64, d), dtype=np.int16)
+        self.rows = np.zeros(64, dtype=np.int64)
+        self.keys: list[tuple[int, ...]] = []
+        self.total = 0
+        self.oldest = 0  # first slot that may still hold a table
+
+    def put(self, node: tuple[int, ...], table: _Table) -> None:
+        if node in self.tables or len(table) >= len(self.base):
+            return
+        if len(self.keys) == len(self.rows):
+            self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
+            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+        slot = len(self.keys)
+        self.keys.append(node)
+        self.levels[slot] = node
+        self.rows[slot] = len(table)
+        self.tables[node] = table
+        self.total += len(table)
+        while self.total > self.budget and self.oldest < slot:
+            if self.rows[self.oldest]:
+                self.total -= int(self.rows[self.oldest])
+                self.rows[self.oldest] = 0
+                del self.tables[self.keys[self.oldest]]
+            self.oldest += 1
+
+    def source(self, node: tuple[int, ...]) -> tuple[tuple[int, ...] | None, _Table]:
+        """The smallest cached table of a node finer than ``node`` (None: the records).
+
+        Tables only shrink upwards, so the immediate predecessors, when cached, hold
+        the smallest ones; the other cached nodes are scanned only when none is.
+        """
+        near = [
+            finer
+            for j in range(len(node))
+            if node[j] > 0 and (finer := (*node[:j], node[j] - 1, *node[j + 1 :])) in self.tables
+        ]
+        if near:
+            finer = min(near, key=lambda f: len(self.tables[f]))
+            return finer, self.tables[finer]
+        count = len(self.keys)
+        if count:
+            usable = np.all(self.levels[:count] <= np.asarray(node), axis=1) & (
+                self.rows[:count] > 0
+            )
+            if usable.any():
+                slot = int(np.flatnonzero(usable)[np.argmin(self.rows[:count][usable])])
+                return self.keys[slot], self.tables[self.keys[slot]]
+        return None, self.base
 
 
 class _Problem:
@@ -156,6 +303,10 @@ class _Problem:
         self.n = len(df)
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
         self.monotone = all(m.monotone(self.max_out > 0) for m in models)
+        # Models whose suppressed set shrinks as nodes coarsen, even with suppression:
+        # their suppressed count alone exceeding the limit makes every finer node
+        # infeasible too.
+        self.monotone_models = [m.monotone(True) for m in models]
         self.heights = [h.levels - 1 for h in self.hierarchies]
         self.level0 = [
             h.encode(df[q]).astype(np.int64)
@@ -171,115 +322,182 @@ class _Problem:
             self.sens.append(values)
             self.n_values.append(len(uniques))
             self.prior.append(np.bincount(values, minlength=len(uniques)) / self.n)
-        # Per QI and level: group counts, map from the previous level, and loss per group.
+            for model in models:
+                if model.attribute == att:
+                    model._prepare(pd.Index(uniques))
+        # Per QI and level: group count, maps between levels, loss and log2 count per
+        # group, and the QI's loss and entropy when nothing is suppressed.
         self.groups: list[list[int]] = []
-        self.step: list[list[_Ints]] = []
-        self.leaf_loss: list[list[npt.NDArray[np.float64]]] = []
-        self.gen_loss: list[npt.NDArray[np.float64]] = []
+        self.maps: list[dict[tuple[int, int], _Ints]] = []
+        self.group_loss: list[list[_Floats]] = []
+        self.group_log_count: list[list[_Floats]] = []
+        self.entropy_offset: list[float] = []
+        self.gen_loss: list[_Floats] = []
+        self.gen_entropy: list[_Floats] = []
         for h, codes0 in zip(self.hierarchies, self.level0, strict=True):
             leaves = len(h.codes(0))
             hist = np.bincount(codes0, minlength=leaves)
-            groups, steps, losses, gen = [], [], [], []
-            for level in range(h.levels):
-                c = h.codes(level).astype(np.int64)
+            offset = float(hist @ np.log2(np.maximum(hist, 1)))
+            level_codes = [h.codes(level).astype(np.int64) for level in range(h.levels)]
+            groups, losses, logs, gen, ent = [], [], [], [], []
+            for c in level_codes:
                 g = int(c.max()) + 1
                 groups.append(g)
                 size = np.bincount(c, minlength=g)
                 loss = (size - 1) / (leaves - 1) if leaves > 1 else np.zeros(g)
+                log_count = np.log2(np.maximum(np.bincount(c, weights=hist, minlength=g), 1))
                 losses.append(loss)
+                logs.append(log_count)
                 gen.append(float(hist @ loss[c]) / self.n)
-                if level:
-                    up = np.zeros(groups[level - 1], dtype=np.int64)
-                    up[h.codes(level - 1)] = c
-                    steps.append(up)
-                else:
-                    steps.append(np.zeros(0, dtype=np.int64))
+                ent.append(float(hist @ log_count[c]) - offset)
+            maps: dict[tuple[int, int], _Ints] = {}
+            for lo in range(h.levels):
+                for hi in range(lo + 1, h.levels):
+                    up = np.zeros(groups[lo], dtype=np.int64)
+                    up[level_codes[lo]] = level_codes[hi]
+                    maps[lo, hi] = up
             self.groups.append(groups)
-            self.step.append(steps)
-            self.leaf_loss.append(losses)
+            self.maps.append(maps)
+            self.group_loss.append(losses)
+            self.group_log_count.append(logs)
+            self.entropy_offset.append(offset)
             self.gen_loss.append(np.array(gen))
+            self.gen_entropy.append(np.array(ent))
 
     def base(self) -> _Table:
-        return self._aggregate(
-            list(self.level0), list(self.sens), np.ones(self.n, np.int64), (0,) * len(self.qis)
-        )
+        """The records grouped by original QI and sensitive values."""
+        return self._group(self.records(), [g[0] for g in self.groups])
 
-    def _aggregate(
-        self, qi: list[_Ints], sens: list[_Ints], count: _Ints, node: tuple[int, ...]
+    def records(self) -> _Table:
+        """One row per record, at the original levels."""
+        sens = np.array(self.sens, dtype=np.int64).reshape(len(self.sens), self.n).T.copy()
+        qi = np.array(self.level0, dtype=np.int64).T.copy()
+        rows = np.arange(self.n, dtype=np.int64)
+        return _Table(qi, sens, np.ones(self.n, np.int64), rows, rows)
+
+    def _group(self, table: _Table, radices: list[int]) -> _Table:
+        key, span = _key(table.qi, radices)
+        cls, n_classes, _ = _factorize(key, span)
+        return self._rows(table, cls, n_classes, {})
+
+    def _rows(
+        self, table: _Table, cls: _Ints, n_classes: int, maps: Mapping[int, _Ints]
     ) -> _Table:
-        radices = [self.groups[j][lv] for j, lv in enumerate(node)] + self.n_values
-        key = _combine([*qi, *sens], radices)
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        summed = np.bincount(inverse.ravel(), weights=count).astype(np.int64)
-        return _Table([c[first] for c in qi], [s[first] for s in sens], summed)
+        """Merge the rows of ``table`` whose class (``cls``) and sensitive values agree.
 
-    def roll_up(self, table: _Table, finer: tuple[int, ...], node: tuple[int, ...]) -> _Table:
-        qi = list(table.qi)
-        for j, (a, b) in enumerate(zip(finer, node, strict=True)):
-            for level in range(a + 1, b + 1):
-                qi[j] = self.step[j][level][qi[j]]
-        return self._aggregate(qi, table.sens, table.count, node)
+        ``maps[j]`` recodes QI ``j`` of the merged rows to its coarser level.
+        """
+        if self.attrs:
+            # (class, sensitive values) keys span few values: a dense pass, no hashing.
+            key, span = _combine([cls, *table.sens.T], [n_classes, *self.n_values])
+            rows, n_rows, first = _factorize(key, span)
+            count = np.bincount(rows, weights=table.count, minlength=n_rows).astype(np.int64)
+        else:
+            rows, n_rows, first = cls, n_classes, np.empty(n_classes, dtype=np.int64)
+            first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1, dtype=np.int64)
+            count = np.bincount(cls, weights=table.count, minlength=n_classes).astype(np.int64)
+        qi = table.qi[first]
+        for j, up in maps.items():
+            qi[:, j] = up[qi[:, j]]
+        row_cls = cls[first]
+        reps = np.empty(n_classes, dtype=np.int64)
+        reps[row_cls] = np.arange(n_rows, dtype=np.int64)
+        return _Table(qi, table.sens[first], count, row_cls, reps)
+
+    def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
+        return _metrics.lower_bounds(
+            self.metric, nodes, self.heights, self.gen_loss, self.gen_entropy
+        )
 
     def evaluate(
-        self, table: _Table, node: tuple[int, ...]
-    ) -> tuple[int, dict[str, float], npt.NDArray[np.bool_]]:
+        self,
+        source: _Table,
+        source_node: tuple[int, ...] | None,
+        node: tuple[int, ...],
+        *,
+        with_metrics: bool = True,
+    ) -> _Outcome:
+        """Generalize ``source`` (a table at ``source_node``, finer) to ``node``, check it.
+
+        Metrics are computed when ``with_metrics`` or the node is feasible.
+        """
+        start = source_node or (0,) * len(node)
+        changed = [j for j, (a, b) in enumerate(zip(start, node, strict=True)) if b > a]
+        # Classes merge as wholes: key one row per source class, not every row.
+        rep_qi = source.qi[source.reps]
+        mapped = {j: self.maps[j][start[j], node[j]][rep_qi[:, j]] for j in changed}
         radices = [self.groups[j][lv] for j, lv in enumerate(node)]
-        _, row_cls = np.unique(_combine(table.qi, radices), return_inverse=True)
-        row_cls = row_cls.astype(np.int64).ravel()
-        n_classes = int(row_cls.max()) + 1
-        sizes = np.bincount(row_cls, weights=table.count, minlength=n_classes).astype(np.int64)
+        key, span = _key(rep_qi, radices, mapped)
+        merged, n_classes, _ = _factorize(key, span)
+        table = self._rows(source, merged[source.cls], n_classes, {
+            j: self.maps[j][start[j], node[j]] for j in changed
+        })
+        row_cls, count = table.cls, table.count
+        sizes = np.bincount(row_cls, weights=count, minlength=n_classes).astype(np.int64)
         classes = _Classes(n_classes, sizes)
         for i, att in enumerate(self.attrs):
-            pair_key = row_cls * self.n_values[i] + table.sens[i]
-            uniq, inv = np.unique(pair_key, return_inverse=True)
-            counts = np.bincount(inv.ravel(), weights=table.count).astype(np.int64)
+            if len(self.attrs) == 1:
+                pair_cls, pair_value, pair_count = row_cls, table.sens[:, 0], count
+            else:
+                key = row_cls * self.n_values[i] + table.sens[:, i]
+                pairs, n_pairs, at = _factorize(key, n_classes * self.n_values[i])
+                pair_cls, pair_value = row_cls[at], table.sens[at, i]
+                pair_count = np.bincount(pairs, weights=count, minlength=n_pairs).astype(np.int64)
             classes.pairs[att] = _Pairs(
-                uniq // self.n_values[i],
-                uniq % self.n_values[i],
-                counts,
-                self.n_values[i],
-                self.prior[i],
+                pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
             )
         ok = np.ones(n_classes, dtype=bool)
-        for model in self.models:
-            ok &= model._accepts(classes)
+        monotone_ok = np.ones(n_classes, dtype=bool)
+        for model, monotone in zip(self.models, self.monotone_models, strict=True):
+            accepted = model._accepts(classes)
+            ok &= accepted
+            if monotone:
+                monotone_ok &= accepted
         suppressed = int(sizes[~ok].sum())
-        values = _metrics.compute(
-            n=self.n,
-            levels=node,
-            heights=self.heights,
-            leaf_loss=[self.leaf_loss[j][lv] for j, lv in enumerate(node)],
-            row_codes=table.qi,
-            row_count=table.count,
-            row_kept=ok[row_cls],
-            kept_sizes=sizes[ok],
-        )
-        return suppressed, values, ok[row_cls]
-
-    def lower_bound(self, node: tuple[int, ...]) -> float:
-        gen = np.array([self.gen_loss[j][lv] for j, lv in enumerate(node)])
-        return _metrics.lower_bound(self.metric, node, self.heights, gen)
+        row_kept = ok[row_cls]
+        values = None
+        if with_metrics or suppressed <= self.max_out:
+            values = _metrics.compute(
+                n=self.n,
+                levels=node,
+                heights=self.heights,
+                group_loss=[self.group_loss[j][lv] for j, lv in enumerate(node)],
+                group_log_count=[self.group_log_count[j][lv] for j, lv in enumerate(node)],
+                entropy_offset=self.entropy_offset,
+                row_codes=list(table.qi.T),
+                row_count=count,
+                row_kept=row_kept,
+                kept_sizes=sizes[ok],
+            )
+        return _Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, row_kept)
 
     def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
         out = self.df.copy()
-        generalized = self.records_at(node)
-        _, _, kept = self.evaluate(generalized, node)
+        outcome = self.evaluate(self.records(), None, node, with_metrics=False)
+        # One row per record: map each record to its row of the aggregated table.
+        generalized = [
+            self.maps[j][0, lv][codes] if lv else codes
+            for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
+        ]
+        kept = self._record_kept(generalized, outcome)
         for j, q in enumerate(self.qis):
             labels = self.hierarchies[j].labels(node[j])
-            out[q] = np.asarray(labels, dtype=object)[generalized.qi[j]]
+            out[q] = np.asarray(labels, dtype=object)[generalized[j]]
         if suppression == "remove":
             out = out.loc[kept]
         else:
             out.loc[~kept, self.qis] = "*"
         return out, int((~kept).sum())
 
-    def records_at(self, node: tuple[int, ...]) -> _Table:
-        """One row per record (not aggregated), QIs generalized to ``node``."""
-        qi = [
-            self.hierarchies[j].codes(lv).astype(np.int64)[self.level0[j]]
-            for j, lv in enumerate(node)
+    def _record_kept(self, generalized: list[_Ints], outcome: _Outcome) -> npt.NDArray[np.bool_]:
+        """Whether each record's class is released, from the node's class rows."""
+        radices = [int(c.max(initial=0)) + 1 for c in generalized]
+        both = [
+            np.concatenate([g, t]) for g, t in zip(generalized, outcome.table.qi.T, strict=True)
         ]
-        return _Table(qi, list(self.sens), np.ones(self.n, np.int64))
+        key, _ = _combine(both, radices)
+        kept: npt.NDArray[np.bool_] = np.isin(key[: self.n], key[self.n :][outcome.row_kept])
+        return kept
 
 
 def _node(problem: _Problem, levels: Mapping[str, int]) -> tuple[int, ...]:
@@ -296,33 +514,246 @@ def _node(problem: _Problem, levels: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(node)
 
 
-def _row(problem: _Problem, node: tuple[int, ...], **fields: object) -> dict[str, object]:
-    return {**dict(zip(problem.qis, node, strict=True)), **fields}
+_METRIC_COLUMNS = ("loss", "loss_mean", *_metrics.METRICS[1:])
+
+
+class _Search:
+    """State shared by the search strategies: the problem, cached tables, the best node."""
+
+    def __init__(self, problem: _Problem, time_limit: float | None) -> None:
+        self.problem = problem
+        self.cache = _Cache(problem.base(), len(problem.qis))
+        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.best: tuple[float, int, tuple[int, ...], dict[str, float]] | None = None
+        self.timed_out = False
+        # Per evaluated node: suppressed count, feasibility, metrics (None if infeasible).
+        self.seen: dict[tuple[int, ...], tuple[int, bool, dict[str, float] | None]] = {}
+
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    def evaluate(self, node: tuple[int, ...]) -> _Outcome:
+        source_node, source = self.cache.source(node)
+        outcome = self.problem.evaluate(source, source_node, node, with_metrics=False)
+        self.cache.put(node, outcome.table)
+        feasible = outcome.suppressed <= self.problem.max_out
+        self.seen[node] = (outcome.suppressed, feasible, outcome.values)
+        if feasible:
+            assert outcome.values is not None
+            self.consider(node, outcome.values)
+        return outcome
+
+    def consider(self, node: tuple[int, ...], values: dict[str, float]) -> None:
+        """Keep the node if it beats the best (ties: lower level sum, then lexicographic)."""
+        value = values[self.problem.metric]
+        if self.best is None or value < self.best[0] - 1e-12 or (
+            value <= self.best[0] + 1e-12 and (sum(node), node) < (self.best[1], self.best[2])
+        ):
+            self.best = (value, sum(node), node, values)
+
+    def bound(self) -> float:
+        return math.inf if self.best is None else self.best[0] + 1e-12
+
+    def greedy_top_down(self) -> None:
+        """From the top node, step to the best feasible predecessor while there is one.
+
+        Finds a minimal feasible node in at most (sum of heights) x (QIs) evaluations:
+        an incumbent when the optimal search cannot finish.
+        """
+        node = tuple(self.problem.heights)
+        if node not in self.seen:
+            self.evaluate(node)
+        while self.seen[node][1]:
+            options = []
+            for j in range(len(node)):
+                if node[j] > 0:
+                    finer = (*node[:j], node[j] - 1, *node[j + 1 :])
+                    if finer not in self.seen:
+                        self.evaluate(finer)
+                    _, ok, values = self.seen[finer]
+                    if ok and values is not None:
+                        options.append((values[self.problem.metric], finer))
+            if not options:
+                return
+            node = min(options)[1]
+
+
+def _search_lattice(search: _Search) -> pd.DataFrame:
+    """Optimal search over a materialized lattice; returns the lattice table.
+
+    Nodes are visited in increasing order of the metric's lower bound, so the search
+    stops at the first node whose bound exceeds the best value found. With monotone
+    models an unknown node is settled by a binary search along a chain of unknown
+    nodes above it, each evaluation tagging its whole up-set feasible or down-set
+    infeasible (Flash); otherwise only nodes that the monotone models alone reject
+    tag their down-set infeasible.
+    """
+    problem = search.problem
+    lattice = Lattice(problem.heights)
+    bounds = problem.lower_bounds(lattice.nodes)
+    order = np.lexsort((np.arange(lattice.size), lattice.level_sum, bounds))
+    exact = problem.max_out == 0 and problem.metric in ("loss", "precision", "entropy")
+    known_value: dict[int, float] = {}
+
+    def settle(i: int) -> None:
+        node = lattice.levels(i)
+        outcome = search.evaluate(node)
+        if outcome.suppressed <= problem.max_out:
+            if problem.monotone:
+                lattice.tag_feasible(i)
+            lattice.status[i] = FEASIBLE
+        else:
+            if problem.monotone or outcome.monotone_suppressed > problem.max_out:
+                lattice.tag_infeasible(i)
+            lattice.status[i] = INFEASIBLE
+
+    for i in order:
+        i = int(i)
+        if bounds[i] > search.bound() or search.out_of_time():
+            break
+        if lattice.status[i] == INFEASIBLE:
+            continue
+        if lattice.status[i] == UNKNOWN:
+            if problem.monotone:
+                path = lattice.chain(i, bounds)
+                lo, hi = 0, len(path) - 1
+                while lo <= hi:
+                    mid = (lo + hi) // 2
+                    if lattice.status[path[mid]] == UNKNOWN:
+                        settle(path[mid])
+                    if lattice.status[path[mid]] == FEASIBLE:
+                        hi = mid - 1
+                    else:
+                        lo = mid + 1
+            else:
+                settle(i)
+        node = lattice.levels(i)
+        if lattice.status[i] == FEASIBLE and node not in search.seen:
+            if exact:
+                # Nothing suppressed: the metric equals its bound; no pass needed.
+                known_value[i] = float(bounds[i])
+                search.consider(node, dict.fromkeys(_METRIC_COLUMNS, math.nan) | {
+                    problem.metric: float(bounds[i])
+                })
+            else:
+                settle(i)
+    if search.timed_out and search.best is None:
+        search.greedy_top_down()
+    return _lattice_table(problem, lattice, search, known_value)
+
+
+def _lattice_table(
+    problem: _Problem, lattice: Lattice, search: _Search, known_value: dict[int, float]
+) -> pd.DataFrame:
+    table = pd.DataFrame(lattice.nodes.astype(np.int64), columns=problem.qis)
+    feasible = pd.array(np.where(lattice.status == FEASIBLE, True, False), dtype="boolean")
+    feasible[lattice.status == UNKNOWN] = pd.NA
+    suppressed = np.full(lattice.size, -1, dtype=np.int64)
+    evaluated = np.zeros(lattice.size, dtype=bool)
+    values = np.full((lattice.size, len(_METRIC_COLUMNS)), math.nan)
+    for node, (count, ok, metrics) in search.seen.items():
+        i = lattice.index(node)
+        suppressed[i] = count
+        evaluated[i] = True
+        feasible[i] = ok
+        if metrics is not None:
+            values[i] = [metrics[m] for m in _METRIC_COLUMNS]
+    for i, value in known_value.items():
+        suppressed[i] = 0
+        values[i, _METRIC_COLUMNS.index(problem.metric)] = value
+    table["feasible"] = feasible
+    table["suppressed"] = pd.array(suppressed, dtype="Int64")
+    table.loc[suppressed < 0, "suppressed"] = pd.NA
+    table["evaluated"] = evaluated
+    for k, name in enumerate(_METRIC_COLUMNS):
+        table[name] = values[:, k]
+    order = np.lexsort((np.arange(lattice.size), lattice.level_sum))
+    return table.iloc[order].reset_index(drop=True)
+
+
+def _search_lazy(search: _Search) -> pd.DataFrame:
+    """Best-first search of a lattice too large to hold, from the bottom node.
+
+    A greedy top-down descent first gives an incumbent; nodes are then generated as
+    successors of evaluated ones and taken in increasing order of their lower bound
+    (bounds only grow upwards, so this is the global order) until the bound exceeds
+    the best value: the result is then optimal. Returns the table of evaluated nodes.
+    """
+    problem = search.problem
+    search.greedy_top_down()
+    bottom = (0,) * len(problem.qis)
+    heap: list[tuple[float, int, tuple[int, ...]]] = [(-math.inf, 0, bottom)]
+    queued = {bottom}
+    while heap and not search.out_of_time():
+        bound, _, node = heapq.heappop(heap)
+        if bound > search.bound():
+            break
+        if node in search.seen:
+            ok = search.seen[node][1]
+        else:
+            ok = search.evaluate(node).suppressed <= problem.max_out
+        if ok and problem.monotone and problem.max_out == 0:
+            continue  # metrics only grow above a feasible node without suppression
+        successors = [
+            (*node[:j], node[j] + 1, *node[j + 1 :])
+            for j in range(len(node))
+            if node[j] < problem.heights[j]
+        ]
+        fresh = [s for s in successors if s not in queued]
+        if fresh:
+            bounds = problem.lower_bounds(np.array(fresh))
+            for b, s in zip(bounds, fresh, strict=True):
+                queued.add(s)
+                heapq.heappush(heap, (float(b), sum(s), s))
+    rows = [
+        {
+            **dict(zip(problem.qis, node, strict=True)),
+            "feasible": ok,
+            "suppressed": count,
+            "evaluated": True,
+            **{m: (metrics or {}).get(m, math.nan) for m in _METRIC_COLUMNS},
+        }
+        for node, (count, ok, metrics) in search.seen.items()
+    ]
+    table = pd.DataFrame(rows)
+    table["feasible"] = table["feasible"].astype("boolean")
+    table["suppressed"] = table["suppressed"].astype("Int64")
+    return table
 
 
 def _result(
     problem: _Problem,
     node: tuple[int, ...],
     values: dict[str, float],
-    rows: list[dict[str, object]],
+    lattice: pd.DataFrame,
     suppression: str,
+    optimal: bool,
 ) -> AnonymizationResult:
     data, suppressed = problem.release(node, suppression)
-    lattice = pd.DataFrame(rows)
-    lattice["feasible"] = lattice["feasible"].astype("boolean")
-    lattice["suppressed"] = lattice["suppressed"].astype("Int64")
     return AnonymizationResult(
         data=data,
         levels=dict(zip(problem.qis, node, strict=True)),
         suppressed=suppressed,
         metrics=values,
         lattice=lattice,
+        optimal=optimal,
     )
 
 
 def _check_suppression(suppression: str) -> None:
     if suppression not in _SUPPRESSION:
         raise ParameterError(f"suppression must be one of {_SUPPRESSION}, got {suppression!r}")
+
+
+def _check_time_limit(time_limit: float | None) -> None:
+    if time_limit is not None and (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float))
+        or not time_limit > 0
+    ):
+        raise ParameterError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
 
 
 def anonymize(
@@ -334,6 +765,7 @@ def anonymize(
     metric: str = "loss",
     sensitive: str | Sequence[str] | None = None,
     suppression: str = "remove",
+    time_limit: float | None = None,
 ) -> AnonymizationResult:
     """The optimal full-domain generalization satisfying every model.
 
@@ -353,21 +785,28 @@ def anonymize(
         Privacy models, all enforced.
     max_suppression : float
         Largest share of records that may be suppressed, in [0, 1].
-    metric : {"loss", "discernibility", "aecs", "precision"}
+    metric : {"loss", "discernibility", "aecs", "precision", "entropy"}
         Objective, see :mod:`veil.anonymity.metrics`.
     sensitive : str or sequence of str, optional
         Sensitive columns; when given, every model's attribute must be among them.
     suppression : {"remove", "mark"}
         Drop suppressed records from ``data``, or keep them with every QI ``"*"``.
+    time_limit : float, optional
+        Seconds after which the search stops and returns the best node found so far
+        (found by a greedy top-down descent if the search has none yet), with
+        ``optimal=False`` and a :class:`SearchBudgetWarning`. Without it the search
+        runs to the proven optimum, lazily (best-first from the bottom) when the
+        lattice has more than :data:`~veil.anonymity.lattice.MATERIALIZE_LIMIT` nodes.
 
     Raises
     ------
     ParameterError, ColumnError, DataTypeError
         For invalid arguments (each named in the message).
     NoSolutionError
-        If no node is feasible.
+        If no node is feasible (or, with a time limit, none was found).
     """
     _check_suppression(suppression)
+    _check_time_limit(time_limit)
     problem = _Problem(
         df,
         hierarchies,
@@ -376,54 +815,29 @@ def anonymize(
         metric,
         sensitive,
     )
-    ranges = [range(h + 1) for h in problem.heights]
-    order = sorted(itertools.product(*ranges), key=sum)
-    feasible: dict[tuple[int, ...], bool] = {}
-    previous: dict[tuple[int, ...], _Table] = {}
-    current: dict[tuple[int, ...], _Table] = {}
-    base = problem.base()
-    rows: list[dict[str, object]] = []
-    best: tuple[float, tuple[int, ...], dict[str, float]] | None = None
-    nan_metrics = dict.fromkeys(("loss", "loss_mean", *_metrics.METRICS[1:]), math.nan)
-    level_sum = 0
-    for node in order:
-        if sum(node) != level_sum:
-            level_sum = sum(node)
-            previous, current = current, {}
-        finer = [(*node[:j], node[j] - 1, *node[j + 1 :]) for j in range(len(node)) if node[j] > 0]
-        if problem.monotone and problem.max_out == 0 and any(feasible.get(f) for f in finer):
-            # No suppression, monotone models: feasible, and every metric can only grow.
-            feasible[node] = True
-            rows.append(
-                _row(problem, node, feasible=True, suppressed=0, evaluated=False, **nan_metrics)
-            )
-            continue
-        if best is not None and problem.lower_bound(node) > best[0] + 1e-12:
-            rows.append(
-                _row(problem, node, feasible=None, suppressed=None, evaluated=False, **nan_metrics)
-            )
-            continue
-        sources = [f for f in finer if f in previous]
-        if sources:
-            source = min(sources, key=lambda f: len(previous[f].count))
-            table = problem.roll_up(previous[source], source, node)
-        else:
-            table = problem.roll_up(base, (0,) * len(node), node)
-        current[node] = table
-        suppressed, values, _ = problem.evaluate(table, node)
-        ok = suppressed <= problem.max_out
-        feasible[node] = ok
-        rows.append(
-            _row(problem, node, feasible=ok, suppressed=suppressed, evaluated=True, **values)
-        )
-        if ok and (best is None or values[metric] < best[0] - 1e-12):
-            best = (values[metric], node, values)
-    if best is None:
+    search = _Search(problem, time_limit)
+    size = math.prod(h + 1 for h in problem.heights)
+    lattice = _search_lattice(search) if size <= MATERIALIZE_LIMIT else _search_lazy(search)
+    if search.best is None:
         raise NoSolutionError(
             f"no generalization satisfies {problem.models} with max_suppression="
-            f"{max_suppression}; allow more suppression or relax the models"
+            f"{max_suppression}"
+            + (" within the time limit" if search.timed_out else "")
+            + "; allow more suppression or relax the models"
         )
-    return _result(problem, best[1], best[2], rows, suppression)
+    node, values = search.best[2], search.best[3]
+    if node not in search.seen:
+        source_node, source = search.cache.source(node)
+        values = problem.evaluate(source, source_node, node).values or values
+    if search.timed_out:
+        warnings.warn(
+            f"the search stopped after time_limit={time_limit} s: the returned "
+            f"transformation {dict(zip(problem.qis, node, strict=True))} is the best "
+            "found, not proven optimal",
+            SearchBudgetWarning,
+            stacklevel=2,
+        )
+    return _result(problem, node, values, lattice, suppression, not search.timed_out)
 
 
 def evaluate(
@@ -453,13 +867,19 @@ def evaluate(
         sensitive,
     )
     node = _node(problem, levels)
-    suppressed, values, _ = problem.evaluate(problem.records_at(node), node)
-    row = _row(
-        problem,
-        node,
-        feasible=suppressed <= problem.max_out,
-        suppressed=suppressed,
-        evaluated=True,
-        **values,
+    outcome = problem.evaluate(problem.base(), None, node)
+    assert outcome.values is not None
+    lattice = pd.DataFrame(
+        [
+            {
+                **dict(zip(problem.qis, node, strict=True)),
+                "feasible": outcome.suppressed <= problem.max_out,
+                "suppressed": outcome.suppressed,
+                "evaluated": True,
+                **{m: outcome.values[m] for m in _METRIC_COLUMNS},
+            }
+        ]
     )
-    return _result(problem, node, values, [row], suppression)
+    lattice["feasible"] = lattice["feasible"].astype("boolean")
+    lattice["suppressed"] = lattice["suppressed"].astype("Int64")
+    return _result(problem, node, outcome.values, lattice, suppression, True)
