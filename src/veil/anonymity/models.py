@@ -5,6 +5,10 @@ search (:mod:`veil.anonymity.search`) suppresses every record of a class that so
 rejects and accepts a transformation when the suppressed share stays within the limit.
 The checks follow ARX's criteria [1]_ and the models' papers.
 
+A model that needs to know the sensitive attribute's values themselves (hierarchical
+t-closeness maps them onto a hierarchy) receives them once per search, before any class
+is checked, through :meth:`PrivacyModel._prepare`.
+
 References
 ----------
 .. [1] F. Prasser, F. Kohlmayer, "Putting Statistical Disclosure Control into Practice:
@@ -19,17 +23,26 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
-from veil.errors import ParameterError
+from veil.anonymity.hierarchy import Hierarchy
+from veil.errors import DataTypeError, ParameterError, VeilError
 
 __all__ = [
+    "AlphaKAnonymity",
+    "BasicBetaLikeness",
+    "DeltaDisclosure",
     "DistinctLDiversity",
+    "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "KAnonymity",
     "PrivacyModel",
     "RecursiveCLDiversity",
     "TCloseness",
 ]
+
+_MAX_LISTED = 20
+_DISTANCES = ("equal", "ordered", "hierarchical")
 
 _Ints = npt.NDArray[np.int64]
 _Bools = npt.NDArray[np.bool_]
@@ -68,6 +81,36 @@ def _attribute(value: object) -> str:
     return value
 
 
+def _number(name: str, value: object, allowed: str) -> float:
+    """``value`` as a float when it is a real number (not a bool), else ParameterError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    return float(value)
+
+
+def _positive_number(name: str, value: object) -> float:
+    allowed = "a positive finite number"
+    number = _number(name, value, allowed)
+    if not (math.isfinite(number) and number > 0):
+        raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    return number
+
+
+def _shares(classes: _Classes, attribute: str | None) -> tuple[_Pairs, _Floats, _Floats]:
+    """The attribute's pairs with, per pair, the class share q and the table share p."""
+    assert attribute is not None
+    pairs = classes.pairs[attribute]
+    return pairs, pairs.count / classes.sizes[pairs.cls], pairs.prior[pairs.value]
+
+
+def _without(classes: _Classes, pairs: _Pairs, violating: _Bools) -> _Bools:
+    """True for each class none of whose (class, value) pairs is ``violating``."""
+    accepted: _Bools = np.bincount(pairs.cls[violating], minlength=classes.n_classes) == 0
+    return accepted
+
+
 class PrivacyModel(ABC):
     """A privacy model checked class by class (ARX's ``PrivacyCriterion``)."""
 
@@ -82,6 +125,15 @@ class PrivacyModel(ABC):
         classes that all violated them, so the suppressed set can only shrink.
         """
         return not suppression
+
+    def _prepare(self, values: pd.Index) -> None:
+        """Learn the sensitive attribute's values before a search; most models need not.
+
+        The search calls it once per search with the sorted distinct values of
+        ``attribute`` (missing last): position ``i`` is the value of code ``i`` in the
+        classes' pairs. Raises if the model cannot handle some value.
+        """
+        return
 
     @abstractmethod
     def _accepts(self, classes: _Classes) -> _Bools:
@@ -216,9 +268,24 @@ class RecursiveCLDiversity(PrivacyModel):
 class TCloseness(PrivacyModel):
     """t-closeness: each released class's sensitive distribution is within EMD ``t``.
 
-    Earth Mover's Distance to the table's distribution (Li, Li, Venkatasubramanian
-    2007) with ARX's ground distances: ``"equal"`` (0.5 sum |Q - P|) or ``"ordered"``
-    (sum of the absolute cumulative differences over the m sorted values, / (m - 1)).
+    A class E is released when EMD(Q_E, P) <= t, Q_E the sensitive distribution in E and
+    P the table's, with the Earth Mover's Distance of Li, Li and Venkatasubramanian [1]_
+    and ARX's ground distances [2]_:
+
+    * ``"equal"`` (ARX ``EqualDistanceTCloseness``): every two values are at distance
+      1, and EMD = 0.5 sum_v |Q_E(v) - P(v)|;
+    * ``"ordered"`` (ARX ``OrderedDistanceTCloseness``): the m values, sorted, are at
+      distance |i - j| / (m - 1), and EMD = sum_i |sum_{j <= i} (Q_E(v_j) - P(v_j))| /
+      (m - 1);
+    * ``"hierarchical"`` (ARX ``HierarchicalDistanceTCloseness``): two values are at
+      distance level(N) / H, N their lowest common ancestor in ``hierarchy`` and H its
+      height (``hierarchy.levels - 1``). The EMD is computed bottom-up as in [1]_: a
+      leaf v has extra(v) = P(v) - Q_E(v); an inner node N has pos(N), the sum of its
+      children's positive extras, neg(N), the sum of the absolute values of their
+      negative extras, and extra(N) = pos(N) - neg(N); then EMD = sum over inner
+      nodes N of level(N) / H * min(pos(N), neg(N)). Every leaf of a hierarchy is at
+      level 0, so a node's level is the height of its subtree, the paper's height(N).
+      A hierarchy of one level under ``*`` gives the equal distance.
 
     Parameters
     ----------
@@ -226,41 +293,329 @@ class TCloseness(PrivacyModel):
         The sensitive column.
     t : float
         In [0, 1].
-    distance : {"equal", "ordered"}
+    distance : {"equal", "ordered", "hierarchical"}
         Ground distance; ``"ordered"`` sorts the attribute's values (numbers
         numerically, anything else as text).
+    hierarchy : Hierarchy, optional
+        With ``distance="hierarchical"`` only, and then required: a hierarchy whose
+        level-0 values cover every value of ``attribute`` (compared as ``str()``, as
+        :meth:`Hierarchy.encode` does; a missing value is ``"nan"``).
+
+    Raises
+    ------
+    ParameterError
+        For a ``t`` outside [0, 1], an unknown ``distance``, a missing or superfluous
+        ``hierarchy``; and, when the search starts, if ``hierarchy`` does not cover
+        every value of the column (the uncovered values are listed).
+    DataTypeError
+        If ``hierarchy`` is not a :class:`~veil.anonymity.Hierarchy`.
+
+    Notes
+    -----
+    With a hierarchy the model maps the column's values onto it at the start of each
+    search; one instance should not serve two searches running at the same time.
+
+    References
+    ----------
+    .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond
+       k-anonymity and l-diversity", ICDE 2007.
+    .. [2] F. Prasser, F. Kohlmayer, "Putting Statistical Disclosure Control into
+       Practice: The ARX Data Anonymization Tool", in Medical Data Privacy Handbook,
+       Springer, 2015.
     """
 
-    def __init__(self, attribute: str, t: float, distance: str = "equal") -> None:
+    def __init__(
+        self,
+        attribute: str,
+        t: float,
+        distance: str = "equal",
+        hierarchy: Hierarchy | None = None,
+    ) -> None:
         self.attribute = _attribute(attribute)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
             raise ParameterError(f"t must be a number in [0, 1], got {t!r}")
-        if distance not in ("equal", "ordered"):
-            raise ParameterError(f'distance must be "equal" or "ordered", got {distance!r}')
+        if distance not in _DISTANCES:
+            raise ParameterError(f"distance must be one of {_DISTANCES}, got {distance!r}")
+        if distance == "hierarchical":
+            if hierarchy is None:
+                raise ParameterError(
+                    'distance="hierarchical" needs hierarchy=, a Hierarchy of the '
+                    f"sensitive attribute {attribute!r}; got none"
+                )
+            if not isinstance(hierarchy, Hierarchy):
+                raise DataTypeError(
+                    f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}"
+                )
+        elif hierarchy is not None:
+            raise ParameterError(
+                f'hierarchy is only used with distance="hierarchical", got distance={distance!r}'
+            )
         self.t = float(t)
         self.distance = distance
+        self.hierarchy = hierarchy
+        # Set by _prepare: per level, the group of each value code, and per level L >= 1
+        # the parent (level L) of each level L - 1 group; groups are dense ids.
+        self._groups: tuple[_Ints, ...] | None = None
+        self._parents: tuple[_Ints, ...] = ()
 
     def __repr__(self) -> str:
-        return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r})"
+        extra = "" if self.hierarchy is None else f", hierarchy={self.hierarchy!r}"
+        return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r}{extra})"
+
+    def _prepare(self, values: pd.Index) -> None:
+        if self.hierarchy is None:
+            return
+        h = self.hierarchy
+        keys = pd.Index([str(x) for x in values.tolist()], dtype=object)
+        leaf = pd.Index(h.values, dtype=object).get_indexer(keys)
+        absent = leaf < 0
+        if absent.any():
+            uncovered = sorted(keys[absent].tolist())
+            listed = ", ".join(repr(x) for x in uncovered[:_MAX_LISTED])
+            if len(uncovered) > _MAX_LISTED:
+                listed += f", ... ({len(uncovered)} in all)"
+            raise ParameterError(
+                f"hierarchy of TCloseness({self.attribute!r}) does not cover "
+                f"{len(uncovered)} value(s) of column {self.attribute!r}: {listed}; its "
+                "level-0 values must include every value of the column"
+            )
+        groups = []
+        for level in range(h.levels):
+            _, dense = np.unique(h.codes(level)[leaf], return_inverse=True)
+            groups.append(dense.astype(np.int64).ravel())
+        parents = []
+        for level in range(1, h.levels):
+            parent = np.zeros(int(groups[level - 1].max()) + 1, dtype=np.int64)
+            parent[groups[level - 1]] = groups[level]
+            parents.append(parent)
+        self._groups = tuple(groups)
+        self._parents = tuple(parents)
 
     def _accepts(self, classes: _Classes) -> _Bools:
-        assert self.attribute is not None
-        pairs = classes.pairs[self.attribute]
-        q = pairs.count / classes.sizes[pairs.cls]
-        m = pairs.n_values
+        pairs, q, p = _shares(classes, self.attribute)
         if self.distance == "equal":
-            gap = np.bincount(
-                pairs.cls, weights=np.abs(q - pairs.prior[pairs.value]), minlength=classes.n_classes
-            )
-            present = np.bincount(
-                pairs.cls, weights=pairs.prior[pairs.value], minlength=classes.n_classes
-            )
-            emd = 0.5 * (gap + np.clip(1.0 - present, 0.0, None))
-        elif m == 1:
-            emd = np.zeros(classes.n_classes)
+            emd = self._equal(classes, pairs, q, p)
+        elif self.distance == "ordered":
+            emd = self._ordered(classes, pairs, q)
         else:
-            dense = np.zeros((classes.n_classes, m))
-            np.add.at(dense, (pairs.cls, pairs.value), q)
-            emd = np.abs(np.cumsum(dense - pairs.prior, axis=1)).sum(axis=1) / (m - 1)
+            emd = self._hierarchical(classes, pairs, q)
         accepted: _Bools = emd <= self.t + 1e-12
+        return accepted
+
+    @staticmethod
+    def _equal(classes: _Classes, pairs: _Pairs, q: _Floats, p: _Floats) -> _Floats:
+        gap = np.bincount(pairs.cls, weights=np.abs(q - p), minlength=classes.n_classes)
+        present = np.bincount(pairs.cls, weights=p, minlength=classes.n_classes)
+        # Absent values contribute P(v) each: 1 - the present values' P in all.
+        emd: _Floats = 0.5 * (gap + np.clip(1.0 - present, 0.0, None))
+        return emd
+
+    @staticmethod
+    def _ordered(classes: _Classes, pairs: _Pairs, q: _Floats) -> _Floats:
+        m = pairs.n_values
+        if m == 1:
+            return np.zeros(classes.n_classes)
+        dense = np.zeros((classes.n_classes, m))
+        np.add.at(dense, (pairs.cls, pairs.value), q)
+        emd: _Floats = np.abs(np.cumsum(dense - pairs.prior, axis=1)).sum(axis=1) / (m - 1)
+        return emd
+
+    def _hierarchical(self, classes: _Classes, pairs: _Pairs, q: _Floats) -> _Floats:
+        if self._groups is None or len(self._groups[0]) != pairs.n_values:
+            raise VeilError(
+                f"{self!r} was not prepared for this column's {pairs.n_values} values; "
+                "use it through veil.anonymity.anonymize or evaluate"
+            )
+        height = len(self._parents)
+        emd = np.zeros(classes.n_classes)
+        # Rows are the (class, node) pairs whose node holds some of the class's records,
+        # with Q_E(node) in `mass`. A child holding none has extra = P(child) >= 0, so
+        # the children absent from a row add P(parent) - (their siblings' P) to pos.
+        cls: _Ints = pairs.cls
+        node: _Ints = self._groups[0][pairs.value]
+        mass: _Floats = q
+        for level in range(1, height + 1):
+            p_child = np.bincount(self._groups[level - 1], weights=pairs.prior)[node]
+            p_parent = np.bincount(self._groups[level], weights=pairs.prior)
+            n_parents = len(p_parent)
+            extra = p_child - mass
+            keys, row = np.unique(
+                cls * n_parents + self._parents[level - 1][node], return_inverse=True
+            )
+            row = row.ravel()
+            parent = keys % n_parents
+            absent_p = np.maximum(p_parent[parent] - np.bincount(row, weights=p_child), 0.0)
+            pos = np.bincount(row, weights=np.maximum(extra, 0.0)) + absent_p
+            neg = np.bincount(row, weights=np.maximum(-extra, 0.0))
+            cls = keys // n_parents
+            emd += (level / height) * np.bincount(
+                cls, weights=np.minimum(pos, neg), minlength=classes.n_classes
+            )
+            node = parent
+            mass = np.bincount(row, weights=mass).astype(np.float64)
+        return emd
+
+
+class DeltaDisclosure(PrivacyModel):
+    """delta-disclosure privacy: no released class shifts a value's odds by 2**delta.
+
+    A class E is released when |log2(Q_E(v) / P(v))| < delta for every sensitive value v
+    present in E, Q_E(v) its share in E and P(v) in the table (Brickell & Shmatikov
+    [1]_; ARX ``DDisclosurePrivacy`` [2]_, whose test is strict and skips the values
+    absent from E: the paper's definition over every value would reject any class
+    lacking one). delta is in bits, as in ARX: :func:`veil.anonymity.delta_disclosure`
+    reports the table's delta in natural-log units (pyCANON's convention), so a table
+    satisfies ``DeltaDisclosure(a, d)`` as it is when that value is below
+    ``d * ln 2``.
+
+    Not monotone, with or without suppression (ARX): merging classes makes a value
+    present in a class where it is rare, which can break the lower bound.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive column.
+    delta : float
+        Positive and finite, in bits (log base 2).
+
+    References
+    ----------
+    .. [1] J. Brickell, V. Shmatikov, "The cost of privacy: destruction of data-mining
+       utility in anonymized data publishing", KDD 2008.
+    .. [2] F. Prasser, F. Kohlmayer, "Putting Statistical Disclosure Control into
+       Practice: The ARX Data Anonymization Tool", in Medical Data Privacy Handbook,
+       Springer, 2015.
+    """
+
+    def __init__(self, attribute: str, delta: float) -> None:
+        self.attribute = _attribute(attribute)
+        self.delta = _positive_number("delta", delta)
+
+    def __repr__(self) -> str:
+        return f"DeltaDisclosure({self.attribute!r}, {self.delta:g})"
+
+    def monotone(self, suppression: bool) -> bool:
+        return False
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        pairs, q, p = _shares(classes, self.attribute)
+        return _without(classes, pairs, np.abs(np.log2(q / p)) >= self.delta)
+
+
+class BasicBetaLikeness(PrivacyModel):
+    """Basic beta-likeness: no released class raises a value's share by more than beta.
+
+    A class E is released when (Q_E(v) - P(v)) / P(v) <= beta for every sensitive value
+    v with Q_E(v) > P(v), Q_E(v) its share in E and P(v) in the table (Cao & Karras
+    [1]_, Definition 2; ARX ``BasicBLikeness``). The same as
+    :func:`veil.anonymity.basic_beta_likeness` of the table <= beta.
+
+    Monotone without suppression (ARX): a merged class's shares are averages of its
+    parts', so they stay under P(v) (1 + beta); not with suppression.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive column.
+    beta : float
+        Positive and finite.
+
+    References
+    ----------
+    .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
+       PVLDB 5(11), 2012.
+    """
+
+    def __init__(self, attribute: str, beta: float) -> None:
+        self.attribute = _attribute(attribute)
+        self.beta = _positive_number("beta", beta)
+
+    def __repr__(self) -> str:
+        return f"BasicBetaLikeness({self.attribute!r}, {self.beta:g})"
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        pairs, q, p = _shares(classes, self.attribute)
+        return _without(classes, pairs, (q - p) / p > self.beta)
+
+
+class EnhancedBetaLikeness(PrivacyModel):
+    """Enhanced beta-likeness: basic beta-likeness with a tighter bound for common values.
+
+    A class E is released when (Q_E(v) - P(v)) / P(v) <= min(beta, -ln P(v)) for every
+    sensitive value v with Q_E(v) > P(v) (Cao & Karras [1]_, Definition 3; ARX
+    ``EnhancedBLikeness``): a value already frequent in the table may not become
+    (nearly) certain in a class. The same as
+    :func:`veil.anonymity.enhanced_beta_likeness` of the table <= beta.
+
+    Monotone without suppression (ARX), for the reason given in
+    :class:`BasicBetaLikeness`; not with suppression.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive column.
+    beta : float
+        Positive and finite.
+
+    References
+    ----------
+    .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
+       PVLDB 5(11), 2012.
+    """
+
+    def __init__(self, attribute: str, beta: float) -> None:
+        self.attribute = _attribute(attribute)
+        self.beta = _positive_number("beta", beta)
+
+    def __repr__(self) -> str:
+        return f"EnhancedBetaLikeness({self.attribute!r}, {self.beta:g})"
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        pairs, q, p = _shares(classes, self.attribute)
+        return _without(classes, pairs, (q - p) / p > np.minimum(self.beta, -np.log(p)))
+
+
+class AlphaKAnonymity(PrivacyModel):
+    """(alpha, k)-anonymity: classes of at least k records, no value above share alpha.
+
+    A class E is released when |E| >= k and count(E, v) / |E| <= alpha for every
+    sensitive value v (Wong et al. [1]_, Definition 2). ARX has no such criterion; it is
+    :class:`KAnonymity` with a bound on each value's share. The same as
+    :func:`veil.anonymity.alpha_k_anonymity` reporting an alpha <= ``alpha`` and a
+    k >= ``k``.
+
+    Monotone without suppression (a merged class's shares are averages of its parts');
+    not with suppression: a merged class can exceed alpha because of one part only, and
+    the other part's records are then suppressed too.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive column.
+    alpha : float
+        In (0, 1].
+    k : int
+        At least 1.
+
+    References
+    ----------
+    .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymity: an
+       enhanced k-anonymity model for privacy preserving data publishing", KDD 2006.
+    """
+
+    def __init__(self, attribute: str, alpha: float, k: int) -> None:
+        self.attribute = _attribute(attribute)
+        allowed = "a number in (0, 1]"
+        number = _number("alpha", alpha, allowed)
+        if not 0 < number <= 1:
+            raise ParameterError(f"alpha must be {allowed}, got {alpha!r}")
+        self.alpha = number
+        self.k = _positive_int("k", k, 1)
+
+    def __repr__(self) -> str:
+        return f"AlphaKAnonymity({self.attribute!r}, {self.alpha:g}, {self.k})"
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        pairs, q, _ = _shares(classes, self.attribute)
+        accepted: _Bools = _without(classes, pairs, q > self.alpha) & (classes.sizes >= self.k)
         return accepted
