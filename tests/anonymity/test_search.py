@@ -115,6 +115,7 @@ def test_loss_of_a_hand_computed_node() -> None:
     assert result.metrics["precision"] == pytest.approx(1 / (h.levels - 1))
     assert result.metrics["discernibility"] == 8
     assert result.metrics["aecs"] == 2
+    assert result.metrics["classes"] == 2
     # Non-uniform entropy: each record's original value is 1 of the 2 under its
     # released value: log2(2 / 1) = 1 bit per record.
     assert result.metrics["entropy"] == pytest.approx(4.0)

@@ -19,7 +19,8 @@
   records and QIs; a suppressed record's value is the hierarchy's root (its loss is
   ``-log2(count(original) / n)``).
 
-Lower is better for every metric.
+Lower is better for every metric. ``"classes"`` (released equivalence classes, as in the
+seed's lattice table) is reported beside them, not an objective.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def compute(
         "aecs": n / classes if classes else math.nan,
         "precision": precision,
         "entropy": max(entropy, 0.0),
+        "classes": float(len(kept_sizes)),
     }
 
 

@@ -514,7 +514,7 @@ def _node(problem: _Problem, levels: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(node)
 
 
-_METRIC_COLUMNS = ("loss", "loss_mean", *_metrics.METRICS[1:])
+_METRIC_COLUMNS = ("loss", "loss_mean", *_metrics.METRICS[1:], "classes")
 
 
 class _Search:
