@@ -434,6 +434,20 @@ def _means(column: str, mechanism: str) -> pd.Series[float]:
     return part.set_index("epsilon")["mean"]
 
 
+def test_paper_protocol_sweeps_three_columns_with_two_mechanisms_each() -> None:
+    summary = _reduced_protocol()
+    cells = summary.groupby(["column", "mechanism"], sort=False)["runs"]
+    assert {key: (len(runs), set(runs)) for key, runs in cells} == {
+        ("age", "laplace"): (8, {3}),
+        ("age", "gaussian"): (8, {3}),
+        ("workclass", "exponential"): (8, {3}),
+        ("workclass", "krr"): (8, {3}),
+        ("sex", "exponential"): (8, {3}),
+        ("sex", "binary_rr"): (8, {3}),
+    }
+    assert set(summary["metric"]) == {"correlation_loss"}
+
+
 def test_paper_grid_has_the_papers_24_budgets() -> None:
     assert len(PAPER_EPSILONS) == 24
     assert PAPER_EPSILONS[:4] == (0.1, 0.4, 0.7, 1.0)
