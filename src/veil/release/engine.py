@@ -137,6 +137,8 @@ def _csv_options(spec: InputSpec) -> dict[str, Any]:
         options["na_values"] = spec.na_values
     if spec.columns is not None:
         options["usecols"] = spec.columns
+    if spec.text_columns:
+        options["dtype"] = dict.fromkeys(spec.text_columns, str)
     return options
 
 

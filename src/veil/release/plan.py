@@ -92,6 +92,10 @@ class InputSpec(_Model):
         CSV read options, passed to :func:`pandas.read_csv`.
     columns : list of str, optional
         Read only these columns.
+    text_columns : list of str, optional
+        CSV columns read as text, not numbers (so ``"00123"`` keeps its zeros). The
+        runner adds every column whose treatment is ``hmac``, ``token``, ``ff1`` or
+        ``redact``.
     """
 
     path: Path | None = None
@@ -102,6 +106,7 @@ class InputSpec(_Model):
     na_values: list[str] | None = None
     encoding: str = "utf-8"
     columns: list[str] | None = None
+    text_columns: list[str] = []
 
     _resolve_path = field_validator("path")(_resolve)
 

@@ -581,7 +581,16 @@ def run(
         timings["prepare"] = time.perf_counter() - tick
 
         tick = time.perf_counter()
-        data = chosen.read(allocated.input)
+        textual = [
+            n
+            for n, s in allocated.columns.items()
+            if s.treatment.method in ("hmac", "token", "ff1", "redact")
+            and n not in allocated.input.text_columns
+        ]
+        spec = allocated.input.model_copy(
+            update={"text_columns": [*allocated.input.text_columns, *textual]}
+        )
+        data = chosen.read(spec)
         original = chosen.original(data)
         timings["read"] = time.perf_counter() - tick
         dropped_unlisted = _check_columns(allocated, original)

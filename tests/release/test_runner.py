@@ -1,0 +1,515 @@
+"""The release runner: end-to-end runs, the manifest, secrets, atomic outputs, engines."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import veil.ldp
+from veil.errors import ReproducibleNoiseWarning
+from veil.release import LedgerMismatchError, PlanError, RunResult, load_plan, run
+from veil.release.engine import DaskEngine, PandasEngine, RowStep
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "veil" / "release" / "examples"
+
+MANIFEST_FIELDS = {
+    "veil_version",
+    "created",
+    "plan",
+    "input",
+    "engine",
+    "randomness",
+    "steps",
+    "totals",
+    "ledger_check",
+    "not_protected",
+    "warnings",
+    "timings_s",
+    "outputs",
+}
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _no_report(plan: Any) -> Any:
+    loaded = load_plan(plan)
+    return loaded.model_copy(update={"output": loaded.output.model_copy(update={"report": False})})
+
+
+# ---------------------------------------------------------------- the Adult example
+
+
+@pytest.fixture(scope="module")
+def adult_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunResult]:
+    out = tmp_path_factory.mktemp("adult")
+    yield run(EXAMPLES / "adult.yaml", out)
+
+
+def test_adult_example_runs_end_to_end(adult_release: RunResult) -> None:
+    out = adult_release.out_dir
+    assert out is not None
+    assert sorted(p.name for p in out.iterdir()) == [
+        "adult_release.csv",
+        "manifest.json",
+        "report.html",
+    ]
+    released = pd.read_csv(out / "adult_release.csv")
+    assert adult_release.rows_in == 32561
+    assert len(released) == adult_release.rows_out
+    # At most 2% of the records are suppressed by the anonymization.
+    assert 0.98 * 32561 <= len(released) <= 32561
+    for dropped in ("fnlwgt", "education-num", "capital-gain", "capital-loss"):
+        assert dropped not in released.columns
+    assert released["age"].between(16, 100).all()
+    assert set(released["relationship"]) <= {"Spouse", "Child", "Other"}
+    sizes = released.groupby(["education", "marital-status", "race"]).size()
+    assert sizes.min() >= 5
+    assert "<html" in (out / "report.html").read_text(encoding="utf-8").lower()
+
+
+def test_adult_example_is_fast_without_the_report(tmp_path: Path) -> None:
+    start = time.perf_counter()
+    result = run(_no_report(EXAMPLES / "adult.yaml"), tmp_path)
+    assert time.perf_counter() - start < 5.0
+    assert result.report_path is None
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
+    assert adult_release.manifest_path is not None
+    manifest = json.loads(adult_release.manifest_path.read_text(encoding="utf-8"))
+    assert manifest == json.loads(json.dumps(adult_release.manifest, default=str))
+    assert set(manifest) >= MANIFEST_FIELDS
+    assert manifest["input"]["rows"] == 32561
+    assert len(manifest["input"]["sha256"]) == 64
+    assert manifest["plan"]["name"] == "adult-demo"
+    assert manifest["engine"] == "pandas"
+    assert manifest["randomness"] == {"generator": "secure (AES-CTR keyed from OS entropy)"}
+    age = manifest["steps"]["age"]
+    assert age["step"] == "laplace"
+    assert age["role"] == "quasi_identifier"
+    assert age["parameters"]["bounds"] == [16.0, 100.0]
+    assert age["cost"]["epsilon"] == pytest.approx(2.0)
+    assert age["recorded"][0]["epsilon"] == pytest.approx(2.0)
+    assert manifest["totals"]["ldp"]["epsilon"] == pytest.approx(6.0)
+    assert manifest["totals"]["ldp"]["delta"] == pytest.approx(1e-6)
+    assert manifest["not_protected"]["columns_kept_as_is"] == ["salary-class"]
+    assert manifest["not_protected"]["missingness_released_as_is"] == ["workclass", "occupation"]
+    assert manifest["anonymization"]["suppressed"] == 32561 - adult_release.rows_out
+    assert set(manifest["anonymization"]["levels"]) == {"education", "marital-status", "race"}
+    assert "age: laplace" in manifest["timings_s"]
+    assert "anonymization" in manifest["timings_s"]
+    release = manifest["outputs"]["release"]
+    data = (adult_release.out_dir / release["file"]).read_bytes()  # type: ignore[operator]
+    assert release["sha256"] == hashlib.sha256(data).hexdigest()
+    report = manifest["outputs"]["report"]
+    assert (
+        report["sha256"]
+        == hashlib.sha256(
+            (adult_release.out_dir / "report.html").read_bytes()  # type: ignore[operator]
+        ).hexdigest()
+    )
+    assert isinstance(manifest["warnings"], list)
+    assert not any(w["category"] == "RuntimeWarning" for w in manifest["warnings"])
+
+
+def test_summary_for_a_terminal(adult_release: RunResult) -> None:
+    text = adult_release.summary()
+    assert f"released {adult_release.rows_out} of 32561 records" in text
+    assert "ldp per record: epsilon=6" in text
+    assert "k_anonymity(k=5)" in text
+
+
+def test_dry_run_reads_and_writes_nothing(tmp_path: Path) -> None:
+    plan = {
+        "input": {"path": str(tmp_path / "absent.csv")},
+        "columns": {
+            "age": {
+                "role": "quasi_identifier",
+                "treatment": {"method": "laplace", "epsilon": 1, "bounds": [0, 100]},
+            }
+        },
+        "budget": {"ldp": {"epsilon": 1}},
+    }
+    out = tmp_path / "out"
+    result = run(plan, out, dry_run=True)
+    assert result.dry_run
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    text = result.summary()
+    assert "ldp, per record: epsilon=1" in text
+    assert "dry run: nothing read or written" in text
+    assert run(EXAMPLES / "adult.yaml", dry_run=True).ledger.total("ldp").epsilon == (
+        pytest.approx(6.0)
+    )
+
+
+# ------------------------------------------------------------- a keyed CSV release
+
+
+def _people(n: int = 300) -> pd.DataFrame:
+    gen = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "name": [f"person-{i}" for i in range(n)],
+            "ssn": [f"{v:09d}" for v in gen.integers(0, 10**9, n)],
+            "email": [f"user{i}@example.org" for i in range(n)],
+            "phone": [f"+34 600 {i:06d}" for i in range(n)],
+            "age": gen.integers(18, 90, n),
+            "city": gen.choice(["Oviedo", "Gijon", "Aviles", "Leon"], n),
+            "income": gen.choice(["low", "mid", "high"], n),
+        }
+    )
+
+
+@pytest.fixture
+def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    folder = tmp_path / "project"
+    (folder / "keys").mkdir(parents=True)
+    (folder / "vault").mkdir()
+    _people().to_csv(folder / "people.csv", index=False)
+    (folder / "city.csv").write_text(
+        "Oviedo,Asturias,*\nGijon,Asturias,*\nAviles,Asturias,*\nLeon,Castilla,*\n",
+        encoding="utf-8",
+    )
+    keys = {name: secrets.token_bytes(32) for name in ("hmac", "ff1", "vault")}
+    (folder / "keys" / "hmac.key").write_text(keys["hmac"].hex(), encoding="utf-8")
+    (folder / "keys" / "vault.key").write_text(keys["vault"].hex(), encoding="utf-8")
+    monkeypatch.setenv("VEIL_TEST_FF1_KEY", keys["ff1"].hex())
+    plan_text = textwrap.dedent(
+        """\
+        name: people
+        input: {path: people.csv}
+        columns:
+          name: {role: identifier, treatment: {method: hmac, key_file: keys/hmac.key, length: 16}}
+          ssn: {role: identifier, treatment: {method: ff1, key_env: VEIL_TEST_FF1_KEY,
+                                             alphabet: "0123456789"}}
+          email: {role: identifier, treatment: {method: token, vault: vault/tokens.db,
+                                               key_file: keys/vault.key}}
+          phone: {role: identifier, treatment: redact}
+          age:
+            role: quasi_identifier
+            treatment: {method: laplace, epsilon: 1.0, bounds: [16, 100]}
+          city:
+            role: quasi_identifier
+            treatment: {method: generalize, hierarchy: city.csv, level: 1}
+          income:
+            role: sensitive
+            treatment: {method: randomized_response, epsilon: 0.5, domain: [low, mid, high]}
+        budget: {ldp: {epsilon: 1.5}}
+        evaluation: {target: income}
+        """
+    )
+    (folder / "plan.yaml").write_text(plan_text, encoding="utf-8")
+    return {"folder": folder, "plan": folder / "plan.yaml", "keys": keys}
+
+
+def test_no_key_material_in_any_output(keyed: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    result = run(keyed["plan"], out)
+    released = pd.read_csv(out / "release.csv", dtype=str)
+    people = _people()
+    assert (released["name"] != people["name"]).all()
+    assert released["name"].str.len().eq(16).all()
+    assert released["ssn"].str.fullmatch(r"\d{9}").all()
+    assert (released["ssn"] != people["ssn"]).mean() > 0.99
+    assert not released["email"].str.contains("@").any()
+    assert (released["phone"] == "[REDACTED]").all()
+    assert set(released["city"]) <= {"Asturias", "Castilla"}
+    assert (out / "report.html").exists()
+    for key in keyed["keys"].values():
+        forms = [
+            key,
+            key.hex().encode(),
+            key.hex().upper().encode(),
+            base64.b64encode(key),
+            base64.urlsafe_b64encode(key),
+        ]
+        for path in out.iterdir():
+            content = path.read_bytes()
+            for form in forms:
+                assert form not in content, f"{path.name} holds key material"
+    manifest = result.manifest
+    assert manifest["steps"]["name"]["key_id"]
+    assert len(manifest["steps"]["name"]["key_id"]) == 16
+    assert manifest["steps"]["ssn"]["parameters"]["key_env"] == "VEIL_TEST_FF1_KEY"
+    assert "seed" not in json.dumps(manifest["randomness"])
+
+
+def test_input_is_never_mutated(keyed: dict[str, Any], tmp_path: Path) -> None:
+    source = keyed["folder"] / "people.csv"
+    before = source.read_bytes()
+    result = run(_no_report(keyed["plan"]), tmp_path / "out")
+    assert source.read_bytes() == before
+    assert result.manifest["input"]["sha256"] == hashlib.sha256(before).hexdigest()
+    assert result.manifest["input"]["rows"] == 300
+
+    plan = _no_report(keyed["plan"])
+    engine = PandasEngine()
+    data = engine.read(plan.input)
+    copy = data.table.copy(deep=True)
+    steps = [
+        RowStep("age", lambda df, g: veil.ldp.dp_clip_laplace(df, "age", 1.0, 16, 100, rng=g)),
+        RowStep(
+            "income",
+            lambda df, g: veil.ldp.dp_randomized_response_kary(
+                df, "income", 1.0, domain=["low", "mid", "high"], rng=g
+            ),
+        ),
+    ]
+    result_rows = engine.apply(data, steps, [np.random.default_rng(1), np.random.default_rng(2)])
+    pd.testing.assert_frame_equal(data.table, copy)
+    assert not result_rows.frame["age"].equals(copy["age"])
+    assert [e["scope"] for e in result_rows.privacy] == ["age", "income"]
+
+
+def test_seeded_runs_are_reproducible_and_say_so(keyed: dict[str, Any], tmp_path: Path) -> None:
+    plan = _no_report(keyed["plan"])
+    first = run(plan, tmp_path / "a", rng=7)
+    second = run(plan, tmp_path / "b", rng=7)
+    assert (tmp_path / "a" / "release.csv").read_bytes() == (
+        tmp_path / "b" / "release.csv"
+    ).read_bytes()
+    assert first.manifest["randomness"]["seed"] == 7
+    assert ReproducibleNoiseWarning.__name__ in {w["category"] for w in first.warnings}
+    assert second.manifest["randomness"]["seed"] == 7
+    third = run(plan, tmp_path / "c")
+    assert "seed" not in third.manifest["randomness"]
+    assert (tmp_path / "c" / "release.csv").read_bytes() != (
+        tmp_path / "a" / "release.csv"
+    ).read_bytes()
+
+
+def test_columns_the_plan_does_not_list(keyed: dict[str, Any], tmp_path: Path) -> None:
+    frame = _people()
+    frame["notes"] = "free text"
+    frame.to_csv(keyed["folder"] / "people.csv", index=False)
+    with pytest.raises(PlanError, match=r"does not list: \['notes'\]; .* unlisted: drop"):
+        run(_no_report(keyed["plan"]), tmp_path / "a")
+    assert not (tmp_path / "a").exists()
+    plan = _no_report(keyed["plan"]).model_copy(update={"unlisted": "drop"})
+    result = run(plan, tmp_path / "b")
+    assert "notes" not in pd.read_csv(tmp_path / "b" / "release.csv").columns
+    assert result.manifest["not_protected"]["unlisted_columns_dropped"] == ["notes"]
+
+
+def test_plan_columns_absent_from_the_input(keyed: dict[str, Any], tmp_path: Path) -> None:
+    _people().drop(columns=["age"]).to_csv(keyed["folder"] / "people.csv", index=False)
+    with pytest.raises(PlanError, match=r"columns: 'age' not in the input"):
+        run(_no_report(keyed["plan"]), tmp_path / "out")
+
+
+def test_parquet_in_and_out(keyed: dict[str, Any], tmp_path: Path) -> None:
+    _people().to_parquet(keyed["folder"] / "people.parquet", index=False)
+    plan = _no_report(keyed["plan"])
+    plan = plan.model_copy(
+        update={
+            "input": plan.input.model_copy(update={"path": keyed["folder"] / "people.parquet"}),
+            "output": plan.output.model_copy(update={"format": "parquet"}),
+        }
+    )
+    result = run(plan, tmp_path)
+    released = pd.read_parquet(tmp_path / "release.parquet")
+    assert len(released) == 300 == result.rows_out
+    assert result.manifest["outputs"]["release"]["format"] == "parquet"
+
+
+# ------------------------------------------------------------------ atomic outputs
+
+
+def test_a_failing_step_leaves_the_previous_outputs(
+    keyed: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    run(keyed["plan"], out)
+    before = _snapshot(out)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected failure in the middle of the run")
+
+    monkeypatch.setattr(veil.ldp, "dp_randomized_response_kary", broken)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        run(keyed["plan"], out)
+    assert _snapshot(out) == before
+
+
+def test_a_failing_write_leaves_the_previous_outputs(
+    keyed: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    run(_no_report(keyed["plan"]), out)
+    before = _snapshot(out)
+
+    def half_written(self: pd.DataFrame, path: str, *args: Any, **kwargs: Any) -> None:
+        Path(path).write_text("name,ssn\npartial", encoding="utf-8")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        run(_no_report(keyed["plan"]), out)
+    assert _snapshot(out) == before  # no temporary file left behind either
+
+
+def test_a_killed_run_leaves_the_previous_outputs(keyed: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(_no_report(keyed["plan"]), out)
+    before = _snapshot(out)
+    marker = tmp_path / "writing"
+    script = tmp_path / "slow_release.py"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            import sys, time
+            from pathlib import Path
+            import pandas as pd
+            from veil.release import load_plan, run
+
+            def stalled(self, path, *args, **kwargs):
+                Path(path).write_text("name,ssn\\npartial", encoding="utf-8")
+                Path(sys.argv[3]).touch()
+                time.sleep(120)
+
+            pd.DataFrame.to_csv = stalled
+            plan = load_plan(sys.argv[1])
+            output = plan.output.model_copy(update={"report": False})
+            plan = plan.model_copy(update={"output": output})
+            run(plan, sys.argv[2])
+            """
+        ),
+        encoding="utf-8",
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(keyed["plan"]), str(out), str(marker)],
+        env={**os.environ},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert process.poll() is None, "the release process ended before writing"
+            assert time.monotonic() < deadline, "the release process never started writing"
+            time.sleep(0.05)
+        process.kill()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    after = _snapshot(out)
+    # The killed run's temporary file may remain (hidden, named after the target); the
+    # release, the report and the manifest are the previous ones, byte for byte.
+    leftovers = {name for name in after if name not in before}
+    assert all(name.startswith(".release.csv.") for name in leftovers)
+    assert {name: after[name] for name in before} == before
+
+
+def test_recorded_costs_must_match_the_plan(
+    keyed: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    laplace = veil.ldp.dp_clip_laplace
+
+    def cheaper(df: pd.DataFrame, column: str, epsilon: float, *args: Any, **kwargs: Any) -> Any:
+        return laplace(df, column, epsilon / 2, *args, **kwargs)
+
+    monkeypatch.setattr(veil.ldp, "dp_clip_laplace", cheaper)
+    out = tmp_path / "out"
+    with pytest.raises(
+        LedgerMismatchError, match=r"age: planned epsilon=1 but the step recorded 0.5"
+    ):
+        run(_no_report(keyed["plan"]), out)
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------- locations
+
+
+def test_location_example(tmp_path: Path) -> None:
+    result = run(EXAMPLES / "location.yaml", tmp_path, rng=3)
+    released = pd.read_csv(tmp_path / "taxi_release.csv")
+    from veil.datasets import load_nyc_taxi
+
+    taxi = load_nyc_taxi()
+    moved = np.hypot(
+        released["pickup_latitude"] - taxi["pickup_latitude"],
+        released["pickup_longitude"] - taxi["pickup_longitude"],
+    )
+    assert (moved > 0).all()
+    assert "tpep_pickup_datetime" not in released.columns
+    assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
+    assert result.manifest["totals"]["ldp"]["epsilon"] == pytest.approx(3.0)
+    pickup = result.manifest["steps"]["pickup_latitude, pickup_longitude"]
+    assert pickup["recorded"][0]["unit"] == "metre"
+    assert (tmp_path / "report.html").exists()
+
+
+# ---------------------------------------------------------------------------- Dask
+
+
+def test_dask_gives_the_same_distribution_as_pandas(tmp_path: Path) -> None:
+    gen = np.random.default_rng(11)
+    n = 20_000
+    frame = pd.DataFrame(
+        {
+            "x": gen.integers(0, 101, n),
+            "c": gen.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
+        }
+    )
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    plan = load_plan(
+        {
+            "input": {"path": str(tmp_path / "in.csv")},
+            "columns": {
+                "x": {
+                    "role": "sensitive",
+                    "treatment": {"method": "laplace", "epsilon": 2.0, "bounds": [0, 100]},
+                },
+                "c": {
+                    "role": "sensitive",
+                    "treatment": {
+                        "method": "randomized_response",
+                        "epsilon": 1.0,
+                        "domain": ["a", "b", "c", "d"],
+                    },
+                },
+            },
+            "budget": {"ldp": {"epsilon": 3.0}},
+            "output": {"report": False},
+        }
+    )
+    on_pandas = run(plan, tmp_path / "pandas", rng=1)
+    on_dask = run(
+        plan,
+        tmp_path / "dask",
+        rng=2,
+        engine=DaskEngine("threads", npartitions=4),
+    )
+    assert on_dask.manifest["engine"] == "dask"
+    assert on_dask.manifest["totals"] == on_pandas.manifest["totals"]
+    a = pd.read_csv(tmp_path / "pandas" / "release.csv")
+    b = pd.read_csv(tmp_path / "dask" / "release.csv")
+    assert len(a) == len(b) == n
+    # Same distribution: two-sample tests at the 0.1% level (fixed seeds).
+    assert stats.ks_2samp(a["x"], b["x"]).pvalue > 1e-3
+    table = pd.crosstab(np.r_[np.zeros(n), np.ones(n)], np.r_[a["c"].to_numpy(), b["c"].to_numpy()])
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    # Partitions draw from independent streams: their noise differs.
+    noise = (b["x"] - frame["x"]).to_numpy()
+    quarter = n // 4
+    assert not np.array_equal(noise[:quarter], noise[quarter : 2 * quarter])
+    assert abs(float(np.corrcoef(noise[:quarter], noise[quarter : 2 * quarter])[0, 1])) < 0.05
