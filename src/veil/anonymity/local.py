@@ -21,14 +21,17 @@ values) satisfies every model, as :func:`~veil.anonymity.anonymize` guarantees o
 subset. In the released table, records of different rounds that show the same values
 form one class. Merging classes keeps k-anonymity, distinct and entropy l-diversity
 (entropy is concave), recursive (c, l)-diversity (the l - 1 largest counts are
-subadditive) and t-closeness (the EMD is convex) -- but t-closeness only against one
-reference distribution, whereas round ``r >= 1`` measures it against its own records'.
-So every model is checked again on the merged classes of the final table, with
-t-closeness against the whole input's distribution as :func:`anonymize` uses, and a
+subadditive) and t-closeness (the EMD is convex) -- but t-closeness, like every model
+that compares a class with the table's distribution, only against one reference
+distribution, whereas round ``r >= 1`` measures it against its own records'. So every
+model is checked again on the merged classes of the final table, the distribution
+being the whole input's as :func:`anonymize` uses, and a
 class that fails is suppressed (counted in ``repaired``). The guarantee is therefore the
 global one: every class of released records satisfies every model. Values that overlap
 without being equal (``[20, 25)`` and ``[20, 40)``) are different classes, each
-protected on its own; knowing a target's age only points to more candidates.
+protected on its own; knowing a target's age only points to more candidates. As for
+every syntactic model, nothing is claimed about what a reader who knows the algorithm
+infers from the round a record was released in (its round-0 class was too small).
 
 With ``suppression="mark"`` suppressed records stay in the table with every
 quasi-identifier ``"*"``, like records a round generalized to the top of every hierarchy;
@@ -290,8 +293,8 @@ def anonymize_local(
         Privacy models, all enforced.
     max_suppression : float
         Largest share of each round's records that its search may suppress, in [0, 1].
-    metric : {"loss", "discernibility", "aecs", "precision"}
-        Objective of each round's search.
+    metric : str, default "loss"
+        Objective of each round's search, one of :data:`~veil.anonymity.METRICS`.
     sensitive : str or sequence of str, optional
         Sensitive columns, as for :func:`anonymize`.
     suppression : {"remove", "mark"}
