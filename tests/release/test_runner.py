@@ -513,3 +513,19 @@ def test_dask_gives_the_same_distribution_as_pandas(tmp_path: Path) -> None:
     quarter = n // 4
     assert not np.array_equal(noise[:quarter], noise[quarter : 2 * quarter])
     assert abs(float(np.corrcoef(noise[:quarter], noise[quarter : 2 * quarter])[0, 1])) < 0.05
+
+
+def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> None:
+    labels: list[str] = []
+    run(_no_report(keyed["plan"]), tmp_path, progress=labels.append)
+    assert labels == [
+        "read",
+        "name: hmac",
+        "ssn: ff1",
+        "email: token",
+        "phone: redact",
+        "age: laplace",
+        "city: generalize",
+        "income: randomized_response",
+        "write",
+    ]

@@ -40,11 +40,15 @@ __all__ = [
     "Engine",
     "InputData",
     "PandasEngine",
+    "Progress",
     "RowResult",
     "RowStep",
     "get_engine",
     "input_digest",
 ]
+
+Progress = Callable[[str], None]
+"""Receives the label of each step as it starts (for progress bars)."""
 
 _DATASET_FILES = {"adult": "adult.csv.gz", "nyc_taxi": "nyc_taxi_2016_sample.csv.gz"}
 _CHUNK = 1 << 20
@@ -97,9 +101,13 @@ class Engine(Protocol):
         ...
 
     def apply(
-        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+        self,
+        data: InputData,
+        steps: Sequence[RowStep],
+        streams: Sequence[np.random.Generator],
+        progress: Progress | None = None,
     ) -> RowResult:
-        """Run the row steps, step ``i`` drawing from ``streams[i]``."""
+        """Run the row steps, step ``i`` drawing from ``streams[i]``; report to ``progress``."""
         ...
 
 
@@ -176,11 +184,14 @@ def _run_steps(
     frame: pd.DataFrame,
     steps: Sequence[RowStep],
     streams: Sequence[np.random.Generator],
+    progress: Progress | None = None,
 ) -> tuple[pd.DataFrame, list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
     privacy: list[dict[str, Any]] = []
     masking: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     for step, stream in zip(steps, streams, strict=True):
+        if progress is not None:
+            progress(step.label)
         start = time.perf_counter()
         out = step.fn(frame, stream)
         privacy.extend(_new_entries(frame, out, PRIVACY_ATTR))
@@ -207,11 +218,15 @@ class PandasEngine:
         return frame
 
     def apply(
-        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+        self,
+        data: InputData,
+        steps: Sequence[RowStep],
+        streams: Sequence[np.random.Generator],
+        progress: Progress | None = None,
     ) -> RowResult:
         """Run the steps in order over the frame (one partition)."""
         children = [spawn(s, 1)[0] for s in streams]
-        frame, privacy, masking, timings = _run_steps(data.table, steps, children)
+        frame, privacy, masking, timings = _run_steps(data.table, steps, children, progress)
         return RowResult(frame, privacy, masking, timings)
 
 
@@ -283,12 +298,18 @@ class DaskEngine:
         return _clean_index(frame)
 
     def apply(
-        self, data: InputData, steps: Sequence[RowStep], streams: Sequence[np.random.Generator]
+        self,
+        data: InputData,
+        steps: Sequence[RowStep],
+        streams: Sequence[np.random.Generator],
+        progress: Progress | None = None,
     ) -> RowResult:
         """Run the steps over every partition, each with its own child streams."""
         from dask.delayed import delayed
 
         parts = data.table.to_delayed()
+        if progress is not None:
+            progress(f"{len(steps)} row steps on {len(parts)} partitions")
         per_step = [spawn(s, len(parts)) for s in streams]
         tasks = [
             delayed(_run_steps)(part, steps, [children[p] for children in per_step])

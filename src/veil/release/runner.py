@@ -37,7 +37,7 @@ from veil.frames import output_frame
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
 from veil.release.allocate import allocate
-from veil.release.engine import Engine, RowStep, get_engine
+from veil.release.engine import Engine, Progress, RowStep, get_engine
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
 from veil.release.manifest import build_manifest, warning_records
@@ -506,6 +506,11 @@ def _report(
     )
 
 
+def _say(progress: Progress | None, label: str) -> None:
+    if progress is not None:
+        progress(label)
+
+
 def run(
     plan: Plan | str | os.PathLike[str] | dict[str, Any],
     out_dir: str | os.PathLike[str] | None = None,
@@ -513,6 +518,7 @@ def run(
     rng: RngLike = None,
     dry_run: bool = False,
     engine: str | Engine = "pandas",
+    progress: Progress | None = None,
 ) -> RunResult:
     """Run a release plan and write the release, ``manifest.json`` and ``report.html``.
 
@@ -530,6 +536,8 @@ def run(
         Validate, allocate and check the ledger only: nothing is read or written.
     engine : {"pandas", "dask"} or Engine, default "pandas"
         Where the records are processed (see :mod:`veil.release.engine`).
+    progress : callable, optional
+        Called with a label as each phase and step starts (for a progress display).
 
     Returns
     -------
@@ -590,18 +598,20 @@ def run(
         spec = allocated.input.model_copy(
             update={"text_columns": [*allocated.input.text_columns, *textual]}
         )
+        _say(progress, "read")
         data = chosen.read(spec)
         original = chosen.original(data)
         timings["read"] = time.perf_counter() - tick
         dropped_unlisted = _check_columns(allocated, original)
 
         streams = spawn(generator, len(row_steps) + len(table_steps) + 1)
-        result = chosen.apply(data, row_steps, streams[: len(row_steps)])
+        result = chosen.apply(data, row_steps, streams[: len(row_steps)], progress)
         timings.update(result.timings)
         frame = result.frame
         privacy = list(result.privacy)
         table_streams = streams[len(row_steps) : len(row_steps) + len(table_steps)]
         for (label, fn), stream in zip(table_steps, table_streams, strict=True):
+            _say(progress, label)
             tick = time.perf_counter()
             step_out = fn(frame, stream)
             old = len(frame.attrs.get("veil.privacy", []))
@@ -614,6 +624,7 @@ def run(
         anonymization_info = None
         if allocated.anonymization is not None:
             tick = time.perf_counter()
+            _say(progress, "anonymization")
             frame, anonymization_info = _anonymize(frame, allocated.anonymization)
             timings["anonymization"] = time.perf_counter() - tick
         frame.attrs = {}
@@ -662,11 +673,13 @@ def run(
         if report_path is not None:
             tick = time.perf_counter()
             draft = build_manifest(caught=list(caught), **manifest_args)
+            _say(progress, "report")
             report_html = _report(original, frame, allocated, draft, streams[-1])
             timings["report"] = time.perf_counter() - tick
 
         tick = time.perf_counter()
         digest: dict[str, str] = {}
+        _say(progress, "write")
         write_atomic(release_path, _writer(frame, allocated.output.format, digest))
         outputs["release"]["sha256"] = digest["sha256"]
         if report_path is not None and report_html is not None:
