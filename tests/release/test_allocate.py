@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from veil.release import PlanError, allocate, load_plan, plan_ledger, split_budget
+from veil import ldp
+from veil.metrics import divergence_distributions
+from veil.release import (
+    BudgetError,
+    PlanError,
+    allocate,
+    load_plan,
+    plan_ledger,
+    run,
+    split_budget,
+    target_allocate,
+)
 from veil.release.plan import LdpTreatment, PlanarLaplaceMask
 
 
@@ -111,7 +125,101 @@ def test_metric_budget_is_shared_over_planar_laplace_reports() -> None:
     assert plan_ledger(allocated).total("metric").epsilon == pytest.approx(0.02)
 
 
-def test_target_allocation_is_declared_but_not_available() -> None:
+def _target_plan(tmp_path: Path, **target: Any) -> dict[str, Any]:
+    gen = np.random.default_rng(4)
+    n = 4000
+    frame = pd.DataFrame(
+        {
+            "c": gen.choice(["a", "b", "c", "d"], n, p=[0.55, 0.25, 0.15, 0.05]),
+            "s": gen.choice(["x", "y"], n, p=[0.7, 0.3]),
+        }
+    )
+    frame.to_csv(tmp_path / "public.csv", index=False)
+    return {
+        "input": {"path": str(tmp_path / "private.csv")},
+        "columns": {
+            "c": {
+                "role": "sensitive",
+                "treatment": {"method": "randomized_response", "domain": ["a", "b", "c", "d"]},
+            },
+            "s": {
+                "role": "sensitive",
+                "treatment": {"method": "randomized_response", "domain": ["x", "y"]},
+            },
+        },
+        "budget": {
+            "ldp": {"epsilon": 8.0},
+            "allocation": "target",
+            "target": {"metric": "tvd", "value": 0.05, "runs": 5, **target},
+        },
+        "output": {"report": False},
+    }
+
+
+def _privatize(column: str, eps: float, df: pd.DataFrame, g: np.random.Generator) -> pd.DataFrame:
+    domain = {"c": ["a", "b", "c", "d"], "s": ["x", "y"]}[column]
+    if len(domain) == 2:
+        return ldp.dp_randomized_response_binary(df, column, eps, domain=domain, rng=g)
+    return ldp.dp_randomized_response_kary(df, column, eps, domain=domain, rng=g)
+
+
+def test_target_finds_the_least_epsilon_meeting_the_target(tmp_path: Path) -> None:
+    plan = load_plan(_target_plan(tmp_path))
+    sample = pd.read_csv(tmp_path / "public.csv")
+    allocated, chosen = target_allocate(plan, sample, _privatize, np.random.default_rng(0))
+    eps = _epsilons(allocated)
+    assert set(chosen) == {"c", "s"}
+    for column in ("c", "s"):
+        assert chosen[column]["epsilon"] == eps[column]
+        assert chosen[column]["tvd"] <= 0.05
+        # Noticeably less epsilon misses the target (mean TVD over fresh draws).
+        tvds = [
+            divergence_distributions(
+                sample,
+                _privatize(column, eps[column] / 1.5, sample, np.random.default_rng(r)),
+                column,
+            )["tvd"]
+            for r in range(10)
+        ]
+        assert np.mean(tvds) > 0.05
+    # k-ary randomized response over 4 categories needs more than the binary one.
+    assert eps["c"] > eps["s"]
+    assert plan_ledger(allocated).total("ldp").epsilon == pytest.approx(eps["c"] + eps["s"])
+
+
+def test_target_refuses_what_the_budget_cannot_reach(tmp_path: Path) -> None:
+    plan = load_plan(_target_plan(tmp_path, value=0.001))
+    sample = pd.read_csv(tmp_path / "public.csv")
+    with pytest.raises(BudgetError, match=r"budget.ldp.epsilon: reaching tvd <= 0.001 needs"):
+        target_allocate(plan, sample, _privatize, np.random.default_rng(0))
+    plan = load_plan(_target_plan(tmp_path, value=1e-9))
+    with pytest.raises(PlanError, match=r"budget.target.value: columns.c reaches tvd="):
+        target_allocate(plan, sample, _privatize, np.random.default_rng(0))
+
+
+def test_target_on_a_public_sample_runs_before_reading_the_input(tmp_path: Path) -> None:
+    plan = _target_plan(tmp_path, sample=str(tmp_path / "public.csv"))
+    # The input does not exist: the dry run never opens it.
+    result = run(plan, dry_run=True, rng=1)
+    eps = _epsilons(result.plan)
+    assert 0 < eps["c"] + eps["s"] <= 8.0
+    assert not any(w["category"] == "PrivacyLeakWarning" for w in result.warnings)
+
+
+def test_target_on_the_input_warns_and_is_recorded(tmp_path: Path) -> None:
+    plan = _target_plan(tmp_path)
+    (tmp_path / "public.csv").rename(tmp_path / "private.csv")
+    result = run(plan, tmp_path / "out", rng=1)
+    assert "PrivacyLeakWarning" in {w["category"] for w in result.manifest["warnings"]}
+    allocation = result.manifest["allocation"]
+    assert allocation["sample"] == "the input (private)"
+    assert set(allocation["columns"]) == {"c", "s"}
+    assert result.manifest["steps"]["c"]["cost"]["epsilon"] == pytest.approx(
+        allocation["columns"]["c"]["epsilon"]
+    )
+
+
+def test_allocate_alone_cannot_run_a_target_allocation() -> None:
     plan = load_plan(
         {
             "input": {"dataset": "adult"},
@@ -123,5 +231,5 @@ def test_target_allocation_is_declared_but_not_available() -> None:
             },
         }
     )
-    with pytest.raises(PlanError, match=r"budget.allocation: 'target' .* allowed: explicit"):
+    with pytest.raises(PlanError, match=r"budget.allocation: 'target' needs a sample"):
         allocate(plan)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from veil.release.allocate import allocate, split_budget
+from veil.release.allocate import allocate, split_budget, target_allocate
 from veil.release.errors import BudgetError, LedgerMismatchError, PlanError
 from veil.release.ledger import (
     LedgerStep,
@@ -45,6 +45,7 @@ __all__ = [
     "render_ledger",
     "run",
     "split_budget",
+    "target_allocate",
 ]
 
 

@@ -63,6 +63,7 @@ def build_manifest(
     masking: Sequence[Mapping[str, Any]],
     recorded: Sequence[Mapping[str, Any]],
     anonymization: Mapping[str, Any] | None,
+    allocation: Mapping[str, Any] | None,
     dropped_unlisted: Sequence[str],
     caught: Sequence[warnings.WarningMessage],
     timings: Mapping[str, float],
@@ -91,6 +92,8 @@ def build_manifest(
         Privacy costs recorded by the steps (``attrs["veil.privacy"]``).
     anonymization : mapping or None
         Levels, suppressed records and metrics of the table-level step.
+    allocation : mapping or None
+        How a ``target`` allocation chose the epsilons (metric, sample, per column).
     dropped_unlisted : sequence of str
         Input columns the plan does not list, dropped (``unlisted: drop``).
     caught : sequence of warnings.WarningMessage
@@ -127,6 +130,7 @@ def build_manifest(
         "steps": steps,
         "masking": [dict(m) for m in masking],
         "anonymization": None if anonymization is None else dict(anonymization),
+        "allocation": None if allocation is None else dict(allocation),
         "totals": ledger.totals(),
         "ledger_check": "the costs recorded by the steps equal the planned costs",
         "not_protected": not_protected(plan, dropped_unlisted),

@@ -592,21 +592,48 @@ class MetricBudget(_Model):
 
 
 class TargetSpec(_Model):
-    """Utility target for ``allocation: target`` (least epsilon reaching it)."""
+    """Utility target for ``allocation: target``: the least epsilon reaching it, per column.
+
+    Parameters
+    ----------
+    metric : {"tvd", "correlation_loss"}, default "tvd"
+        ``tvd``: total variation distance between the column before and after noise
+        (:func:`veil.metrics.divergence_distributions`), in [0, 1]. ``correlation_loss``:
+        percentage of the correlations among ``features`` lost when the column alone is
+        noised (:func:`veil.metrics.correlation_loss`).
+    value : float
+        Largest acceptable mean of the metric.
+    sample_size : int, default 5000
+        Records drawn (without replacement) to estimate the metric.
+    runs : int, default 5
+        Noise draws averaged per epsilon tried.
+    sample : path, optional
+        A public (or synthetic) table to estimate on, read like the input. Without it
+        the input itself is sampled, which makes the chosen epsilons depend on the
+        private records (a :class:`~veil.errors.PrivacyLeakWarning` says so).
+    features : list of str, optional
+        Columns of the correlation loss (default: every noised column and the
+        evaluation target).
+    """
 
     metric: Literal["tvd", "correlation_loss"] = "tvd"
     value: Annotated[float, Field(gt=0)]
     sample_size: Annotated[int, Field(ge=100)] = 5000
+    runs: Annotated[int, Field(ge=1, le=100)] = 5
+    sample: Path | None = None
+    features: list[str] | None = None
+
+    _resolve_sample = field_validator("sample")(_resolve)
 
 
 class Budget(_Model):
     """The total privacy a release may spend, per notion.
 
     ``allocation``: ``explicit`` (every randomized step states its epsilon),
-    ``equal`` (steps without an epsilon share what the explicit ones leave, equally)
-    or ``weights`` (shared in proportion to each step's ``weight``). ``target`` (the
-    least epsilon per column reaching a utility target) is declared here but not run
-    yet.
+    ``equal`` (steps without an epsilon share what the explicit ones leave, equally),
+    ``weights`` (shared in proportion to each step's ``weight``) or ``target`` (each
+    local-DP column without an epsilon gets the least epsilon whose noise keeps a
+    utility metric within ``target``, estimated on a sample; see :class:`TargetSpec`).
     """
 
     ldp: LdpBudget | None = None

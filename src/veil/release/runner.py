@@ -32,12 +32,12 @@ import pandas as pd
 
 from veil import anonymity, geo, ldp, masking
 from veil.atomic import write_atomic, write_text_atomic
-from veil.errors import MissingValueError
+from veil.errors import MissingValueError, PrivacyLeakWarning
 from veil.frames import output_frame
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
-from veil.release.allocate import allocate
-from veil.release.engine import Engine, Progress, RowStep, get_engine
+from veil.release.allocate import Privatize, allocate, needs_sample, target_allocate
+from veil.release.engine import Engine, InputData, PandasEngine, Progress, RowStep, get_engine
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
 from veil.release.manifest import build_manifest, warning_records
@@ -506,6 +506,67 @@ def _report(
     )
 
 
+def _read_input(chosen: Engine, plan: Plan, progress: Progress | None) -> InputData:
+    """Open the input, reading the columns of keyed or redacted treatments as text."""
+    textual = [
+        n
+        for n, s in plan.columns.items()
+        if s.treatment.method in ("hmac", "token", "ff1", "redact")
+        and n not in plan.input.text_columns
+    ]
+    spec = plan.input.model_copy(update={"text_columns": [*plan.input.text_columns, *textual]})
+    _say(progress, "read")
+    return chosen.read(spec)
+
+
+def _privatizer(plan: Plan) -> Privatize:
+    def privatize(
+        column: str, epsilon: float, frame: pd.DataFrame, generator: np.random.Generator
+    ) -> pd.DataFrame:
+        treatment = plan.columns[column].treatment.model_copy(update={"epsilon": epsilon})
+        step = _column_step(column, treatment)
+        assert step is not None
+        return step.fn(frame, generator)
+
+    return privatize
+
+
+def _allocate_on_sample(
+    plan: Plan, chosen: Engine, rng: np.random.Generator, progress: Progress | None
+) -> tuple[Plan, dict[str, Any], InputData | None]:
+    """``allocation: target`` on the public sample, or else on the input itself."""
+    target = plan.budget.target
+    assert target is not None
+    data: InputData | None = None
+    if target.sample is not None:
+        spec = plan.input.model_copy(
+            update={"path": target.sample, "dataset": None, "format": None}
+        )
+        sample = PandasEngine().read(spec).table
+        source = os.fspath(target.sample)
+    else:
+        data = _read_input(chosen, plan, progress)
+        sample = chosen.original(data)
+        source = "the input (private)"
+        warnings.warn(
+            "budget.allocation 'target' measured utility on the private input: the "
+            "epsilons chosen depend on the records, and that choice is not covered by the "
+            "ledger. Give budget.target.sample (public or synthetic data) to avoid it",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+    _say(progress, "allocation (target)")
+    allocated, chosen_eps = target_allocate(plan, sample, _privatizer(plan), rng)
+    info = {
+        "method": "target",
+        "metric": target.metric,
+        "target": target.value,
+        "sample": source,
+        "columns": chosen_eps,
+    }
+    return allocated, info, data
+
+
 def _say(progress: Progress | None, label: str) -> None:
     if progress is not None:
         progress(label)
@@ -558,19 +619,37 @@ def run(
     """
     started = time.perf_counter()
     plan_source = None if isinstance(plan, (Plan, dict)) else os.fspath(plan)
-    allocated = allocate(load_plan(plan))
-    ledger = plan_ledger(allocated)
-    check_budget(ledger)
-    if dry_run:
-        return RunResult(allocated, ledger, True, seconds=time.perf_counter() - started)
-    if out_dir is None:
-        raise PlanError("out_dir: required unless dry_run=True")
-    out = Path(out_dir)
+    loaded = load_plan(plan)
     chosen = get_engine(engine)
     timings: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         generator = resolve_rng(rng, stacklevel=2)
+        allocation_rng, steps_rng = spawn(generator, 2)
+
+        data: InputData | None = None
+        allocation_info: dict[str, Any] | None = None
+        if needs_sample(loaded):
+            allocated, allocation_info, data = _allocate_on_sample(
+                loaded, chosen, allocation_rng, progress
+            )
+        else:
+            allocated = allocate(loaded)
+        # The budget is checked before the input is opened (unless a target allocation
+        # had to sample the input itself).
+        ledger = plan_ledger(allocated)
+        check_budget(ledger)
+        if dry_run:
+            return RunResult(
+                allocated,
+                ledger,
+                True,
+                warnings=warning_records(list(caught)),
+                seconds=time.perf_counter() - started,
+            )
+        if out_dir is None:
+            raise PlanError("out_dir: required unless dry_run=True")
+        out = Path(out_dir)
 
         # Steps are built (keys loaded, hierarchies read) before the data is touched.
         tick = time.perf_counter()
@@ -589,22 +668,13 @@ def run(
         timings["prepare"] = time.perf_counter() - tick
 
         tick = time.perf_counter()
-        textual = [
-            n
-            for n, s in allocated.columns.items()
-            if s.treatment.method in ("hmac", "token", "ff1", "redact")
-            and n not in allocated.input.text_columns
-        ]
-        spec = allocated.input.model_copy(
-            update={"text_columns": [*allocated.input.text_columns, *textual]}
-        )
-        _say(progress, "read")
-        data = chosen.read(spec)
+        if data is None:
+            data = _read_input(chosen, allocated, progress)
         original = chosen.original(data)
         timings["read"] = time.perf_counter() - tick
         dropped_unlisted = _check_columns(allocated, original)
 
-        streams = spawn(generator, len(row_steps) + len(table_steps) + 1)
+        streams = spawn(steps_rng, len(row_steps) + len(table_steps) + 1)
         result = chosen.apply(data, row_steps, streams[: len(row_steps)], progress)
         timings.update(result.timings)
         frame = result.frame
@@ -665,6 +735,7 @@ def run(
             "masking": result.masking,
             "recorded": privacy,
             "anonymization": anonymization_info,
+            "allocation": allocation_info,
             "dropped_unlisted": dropped_unlisted,
             "timings": timings,
             "outputs": outputs,
