@@ -188,20 +188,37 @@ def _check_k(k: object, n: int) -> int:
 # ------------------------------------------------------------------------------ MDAV
 
 
-def _squared_distances(columns: _Floats, centre: _Floats) -> _Floats:
-    """Squared distance of each point (a column of ``columns``, shape (p, m)) to ``centre``."""
-    diff = columns - centre[:, None]
-    distances: _Floats = np.einsum("ij,ij->j", diff, diff)
+def _squared_distances(
+    columns: _Floats, centre: _Floats, out: _Floats, scratch: _Floats
+) -> _Floats:
+    """Squared distance of each point (a column of ``columns``, shape (p, m)) to ``centre``.
+
+    Written into the first m entries of ``out`` (``scratch`` is overwritten): one pass
+    per variable over contiguous memory, no temporary of the points' size.
+    """
+    m = columns.shape[1]
+    distances, buffer = out[:m], scratch[:m]
+    np.subtract(columns[0], centre[0], out=distances)
+    np.multiply(distances, distances, out=distances)
+    for j in range(1, len(columns)):
+        np.subtract(columns[j], centre[j], out=buffer)
+        np.multiply(buffer, buffer, out=buffer)
+        np.add(distances, buffer, out=distances)
     return distances
 
 
-def _nearest(distances: _Floats, k: int) -> _Bools:
-    """Mask of the ``k`` smallest distances; ties at the cut go to the later rows."""
+def _nearest(distances: _Floats, k: int) -> _Ints:
+    """Positions of the ``k`` smallest distances; ties at the cut go to the later rows."""
     cut = np.partition(distances, k - 1)[k - 1]
-    chosen: _Bools = distances < cut
+    below = np.flatnonzero(distances < cut)
     tied = np.flatnonzero(distances == cut)
-    chosen[tied[len(tied) - (k - int(chosen.sum())) :]] = True
-    return chosen
+    return np.concatenate([below, tied[len(tied) - (k - len(below)) :]])
+
+
+def _without(count: int, taken: _Ints) -> _Ints:
+    keep = np.ones(count, dtype=bool)
+    keep[taken] = False
+    return np.flatnonzero(keep)
 
 
 def _mdav(z: _Floats, k: int) -> _Ints:
@@ -215,26 +232,28 @@ def _mdav(z: _Floats, k: int) -> _Ints:
     # One contiguous row per variable: every step below streams over the remaining
     # records variable by variable.
     rest = np.ascontiguousarray(z.T)
+    out, scratch = np.empty(n), np.empty(n)
     group = 0
     # Each pass removes k or 2k records: O(n / k) passes of O(n) vectorized work.
     while len(rows) >= 2 * k:
         two = len(rows) >= 3 * k
         centre = rest.sum(axis=1) / len(rows)
-        r = int(np.argmax(_squared_distances(rest, centre)))
-        from_r = _squared_distances(rest, rest[:, r])
+        r = int(np.argmax(_squared_distances(rest, centre, out, scratch)))
+        from_r = _squared_distances(rest, rest[:, r].copy(), out, scratch)
         taken = _nearest(from_r, k)
         groups[rows[taken]] = group
         group += 1
         # s: the first row farthest from r; never among r's group while >= 3k remain.
-        s = int(np.argmax(np.where(taken, -1.0, from_r)))
-        kept = np.flatnonzero(~taken)
+        from_r[taken] = -1.0
+        s = int(np.argmax(from_r))
+        kept = _without(len(rows), taken)
         s_kept = int(np.searchsorted(kept, s))
         rows, rest = rows[kept], rest.take(kept, axis=1)
         if two:
-            taken = _nearest(_squared_distances(rest, rest[:, s_kept]), k)
+            taken = _nearest(_squared_distances(rest, rest[:, s_kept].copy(), out, scratch), k)
             groups[rows[taken]] = group
             group += 1
-            kept = np.flatnonzero(~taken)
+            kept = _without(len(rows), taken)
             rows, rest = rows[kept], rest.take(kept, axis=1)
     if len(rows):
         groups[rows] = group
