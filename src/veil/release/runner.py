@@ -53,6 +53,7 @@ from veil.release.plan import (
     HmacTreatment,
     JitterMask,
     LaplaceTreatment,
+    LdpTreatment,
     LocationSpec,
     Plan,
     PlanarLaplaceMask,
@@ -178,6 +179,12 @@ def _ff1_step(column: str, spec: Ff1Treatment) -> Callable[[pd.DataFrame, Any], 
     return apply
 
 
+def _allocated(name: str, epsilon: float | None) -> float:
+    if epsilon is None:
+        raise PlanError(f"columns.{name}.treatment.epsilon: not set (allocate the budget first)")
+    return epsilon
+
+
 def _column_step(name: str, treatment: Any) -> RowStep | None:
     label = f"{name}: {treatment.method}"
     if treatment.method in ("keep", "drop"):
@@ -220,6 +227,9 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
         return RowStep(
             label, lambda df, _: _replace(df, name, hierarchy.generalize(df[name], treatment.level))
         )
+    if not isinstance(treatment, LdpTreatment):
+        raise PlanError(f"columns.{name}.treatment.method: {treatment.method!r} has no step")
+    eps = _allocated(name, treatment.epsilon)
     if isinstance(treatment, LaplaceTreatment):
         lo, hi = treatment.bounds
         return RowStep(
@@ -227,7 +237,7 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
             lambda df, g: ldp.dp_clip_laplace(
                 df,
                 name,
-                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                eps,
                 lo,
                 hi,
                 resolution=treatment.resolution,
@@ -243,7 +253,7 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
             lambda df, g: ldp.dp_clip_gaussian(
                 df,
                 name,
-                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                eps,
                 lo,
                 hi,
                 treatment.delta,
@@ -261,7 +271,7 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
             lambda df, g: ldp.dp_exponential(
                 df,
                 name,
-                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                eps,
                 domain=treatment.domain,
                 scores=scores,
                 calibration=treatment.calibration,
@@ -269,31 +279,30 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
                 rng=g,
             ),
         )
-    if isinstance(treatment, RandomizedResponseTreatment):
-        if len(treatment.domain) == 2:
-            return RowStep(
-                label,
-                lambda df, g: ldp.dp_randomized_response_binary(
-                    df,
-                    name,
-                    treatment.epsilon,  # type: ignore[arg-type]  # allocated
-                    domain=treatment.domain,
-                    missing=treatment.missing,
-                    rng=g,
-                ),
-            )
+    assert isinstance(treatment, RandomizedResponseTreatment)
+    if len(treatment.domain) == 2:
         return RowStep(
             label,
-            lambda df, g: ldp.dp_randomized_response_kary(
+            lambda df, g: ldp.dp_randomized_response_binary(
                 df,
                 name,
-                treatment.epsilon,  # type: ignore[arg-type]  # allocated
+                eps,
                 domain=treatment.domain,
                 missing=treatment.missing,
                 rng=g,
             ),
         )
-    raise PlanError(f"columns.{name}.treatment.method: {treatment.method!r} has no step")
+    return RowStep(
+        label,
+        lambda df, g: ldp.dp_randomized_response_kary(
+            df,
+            name,
+            eps,
+            domain=treatment.domain,
+            missing=treatment.missing,
+            rng=g,
+        ),
+    )
 
 
 # --------------------------------------------------------------- location steps
