@@ -123,6 +123,29 @@ def test_missing_values_imputed_with_a_public_value() -> None:
     assert per_column.data["a"].tolist() == result.data["a"].tolist()
 
 
+def test_strata_are_microaggregated_separately(eight: pd.DataFrame) -> None:
+    df = pd.concat([eight.assign(region="n"), eight.assign(region="s", x=eight["x"] * 3)])
+    result = microaggregate(df, ["x", "y"], 2, strata="region")
+    north = microaggregate(eight, ["x", "y"], 2)
+    # Each stratum is scaled and grouped on its own: the north half is the table alone.
+    assert result.groups.iloc[:8].tolist() == north.groups.tolist()
+    assert result.groups.iloc[8:].min() == 4  # south groups follow the north ones
+    pd.testing.assert_frame_equal(result.data.iloc[:8], north.data.assign(region="n"))
+    assert k_anonymity(result.data, ["x", "y", "region"]) >= 2
+    for g, members in result.data.groupby(result.groups.to_numpy()):
+        assert members["region"].nunique() == 1, g
+
+
+def test_strata_errors() -> None:
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0, 5.0], "r": ["u", "u", "u", "v", "v"]})
+    with pytest.raises(ParameterError, match=r"k=3 is above the size of the stratum \{'r': 'v'\}"):
+        microaggregate(df, "a", 3, strata="r")
+    with pytest.raises(ColumnError, match=r"strata \['zz'\] are absent from df"):
+        microaggregate(df, "a", 2, strata=["zz"])
+    with pytest.raises(ParameterError, match=r"strata \['a'\] are also microaggregated"):
+        microaggregate(df, "a", 2, strata=["a"])
+
+
 # ---------------------------------------------------------------------------- properties
 
 

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from veil.classes import class_ids
 from veil.errors import (
     ColumnError,
     DataTypeError,
@@ -78,7 +79,8 @@ class MicroaggregationResult:
         (float); every other column and the index as in the input.
     groups : pandas.Series
         Group id (int64) of each record, aligned with ``data``. MDAV numbers groups in
-        the order it forms them; the optimal method in increasing order of value.
+        the order it forms them; the optimal method in increasing order of value; with
+        strata, stratum after stratum (in order of first appearance).
     sizes : pandas.Series
         Records per group, indexed by group id.
     information_loss : dict of str to float
@@ -344,6 +346,52 @@ def _information_loss(
     }
 
 
+def _strata(df: pd.DataFrame, strata: str | Sequence[str] | None, names: list[str]) -> list[str]:
+    if strata is None:
+        return []
+    by = [strata] if isinstance(strata, str) else list(strata)
+    absent = [c for c in by if c not in df.columns]
+    if absent:
+        raise ColumnError(f"strata {absent} are absent from df")
+    both = [c for c in by if c in names]
+    if both:
+        raise ParameterError(
+            f"strata {both} are also microaggregated columns; a column is one or the other"
+        )
+    return list(dict.fromkeys(by))
+
+
+def _grouped(
+    df: pd.DataFrame, x: _Floats, k: int, method: str, standardize: bool, by: list[str]
+) -> tuple[_Floats, _Ints]:
+    """The (scaled) points and the group of each record, strata grouped separately."""
+    n = len(x)
+    stratum, n_strata = class_ids((df[c] for c in by), n) if by else (np.zeros(n, np.int64), 1)
+    z = np.empty_like(x)
+    groups = np.empty(n, dtype=np.int64)
+    order = np.argsort(stratum, kind="stable")
+    bounds = np.searchsorted(stratum[order], np.arange(n_strata + 1))
+    first = 0
+    # One pass per stratum (not per record); within a stratum rows keep their order.
+    for s in range(n_strata):
+        rows = order[bounds[s] : bounds[s + 1]]
+        if len(rows) < k:
+            values = df[by].iloc[int(rows[0])].tolist()
+            raise ParameterError(
+                f"k={k} is above the size of the stratum {dict(zip(by, values, strict=True))} "
+                f"({len(rows)} record(s)); merge strata or lower k"
+            )
+        part = x[rows]
+        if standardize:
+            sd = part.std(axis=0)
+            part = (part - part.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        z[rows] = part
+        local = _optimal(part[:, 0], k) if method == "optimal" else _mdav(part, k)
+        groups[rows] = local + first
+        first += int(local.max()) + 1
+    return z, groups
+
+
 def microaggregate(
     df: pd.DataFrame,
     columns: str | Sequence[str],
@@ -353,6 +401,7 @@ def microaggregate(
     standardize: bool = True,
     aggregate: str = "mean",
     missing: str | float | Mapping[str, float] = "error",
+    strata: str | Sequence[str] | None = None,
 ) -> MicroaggregationResult:
     """Replace numeric quasi-identifiers by the aggregates of groups of >= k records.
 
@@ -385,6 +434,11 @@ def microaggregate(
         Missing values raise :class:`~veil.errors.MissingValueError`; a number (or one
         per column) is a public value imputed before grouping, and its records are
         microaggregated like the others.
+    strata : str or sequence of str, optional
+        Columns whose value combinations are microaggregated separately, as sdcMicro's
+        ``strata_variables``: no group mixes strata, and each stratum is scaled on its
+        own. The release is then k-anonymous on ``columns`` and ``strata`` together.
+        Every stratum needs at least ``k`` records; a missing value is a value.
 
     Returns
     -------
@@ -396,7 +450,8 @@ def microaggregate(
     ParameterError
         For a bad ``k`` (not an integer, < 1 or above the number of records),
         ``method``, ``aggregate``, ``standardize`` or ``missing``, or ``"optimal"`` with
-        several columns.
+        several columns, a stratum of fewer than ``k`` records, or a column both
+        microaggregated and a stratum.
     ColumnError
         If a column is absent.
     DataTypeError
@@ -439,11 +494,7 @@ def microaggregate(
         raise ParameterError("df must hold at least one record, got an empty data frame")
     k = _check_k(k, len(df))
     x = _matrix(df, names, _fill_values(missing, names))
-    z = x
-    if standardize:
-        sd = x.std(axis=0)
-        z = (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    groups = _optimal(z[:, 0], k) if method == "optimal" else _mdav(z, k)
+    z, groups = _grouped(df, x, k, method, standardize, _strata(df, strata, names))
     counts = np.bincount(groups).astype(np.int64)
     values = (
         _group_means(x, groups, counts)
