@@ -242,10 +242,15 @@ def ml_utility(
             )
 
     x_test, y_test = x_original[is_test], y_original[is_test]
-    baseline = _fit(model, seed, x_original[train_original], y_original[train_original])
-    release_model = _fit(model, seed, x_released[train_released], y_released[train_released])
-    base_acc, base_f1, base_auc = _scores(baseline, x_test, y_test)
-    rel_acc, rel_f1, rel_auc = _scores(release_model, x_test, y_test)
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    # The design matrices are small and dense: threaded BLAS gains little on them and,
+    # on a busy machine, spins for far longer than the single-threaded fit takes.
+    with threadpool_limits(limits=1, user_api="blas"):
+        baseline = _fit(model, seed, x_original[train_original], y_original[train_original])
+        release_model = _fit(model, seed, x_released[train_released], y_released[train_released])
+        base_acc, base_f1, base_auc = _scores(baseline, x_test, y_test)
+        rel_acc, rel_f1, rel_auc = _scores(release_model, x_test, y_test)
     binary = n_classes == 2
     return MLUtility(
         target=target,
@@ -428,26 +433,23 @@ def _fit(model: str, seed: int, x: FloatArray, y: IntArray) -> Any:
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
 
-    estimator: Any
+    steps: list[Any] = []
+    if model != "gradient_boosting" and np.isnan(x).any():
+        steps.append(SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True))
     if model == "gradient_boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
 
-        estimator = HistGradientBoostingClassifier(random_state=seed)
+        steps.append(HistGradientBoostingClassifier(random_state=seed))
+    elif model == "logistic":
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import StandardScaler
+
+        steps += [StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed)]
     else:
-        imputer = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
-        if model == "logistic":
-            from sklearn.linear_model import LogisticRegression
-            from sklearn.preprocessing import StandardScaler
+        from sklearn.ensemble import RandomForestClassifier
 
-            estimator = make_pipeline(
-                imputer, StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed)
-            )
-        else:
-            from sklearn.ensemble import RandomForestClassifier
-
-            estimator = make_pipeline(
-                imputer, RandomForestClassifier(n_estimators=100, random_state=seed)
-            )
+        steps.append(RandomForestClassifier(n_estimators=100, random_state=seed))
+    estimator = make_pipeline(*steps)
     estimator.fit(x, y)
     return estimator
 
