@@ -529,3 +529,31 @@ def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> No
         "income: randomized_response",
         "write",
     ]
+
+
+def test_result_as_json_for_scripts(keyed: dict[str, Any], tmp_path: Path) -> None:
+    result = run(_no_report(keyed["plan"]), tmp_path)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["dry_run"] is False
+    assert data["files"] == {
+        "release": str(tmp_path / "release.csv"),
+        "manifest": str(tmp_path / "manifest.json"),
+    }
+    assert data["rows_in"] == data["rows_out"] == 300
+    assert data["totals"]["ldp"]["epsilon"] == pytest.approx(1.5)
+    dry = run(keyed["plan"], dry_run=True).to_dict()
+    assert dry["dry_run"] is True and dry["files"] == {} and dry["rows_in"] is None
+
+
+def test_ff1_needs_text_and_names_the_column(keyed: dict[str, Any], tmp_path: Path) -> None:
+    _people().to_parquet(keyed["folder"] / "people.parquet", index=False)
+    people = pd.read_parquet(keyed["folder"] / "people.parquet")
+    people["ssn"] = people["ssn"].astype("int64")
+    people.to_parquet(keyed["folder"] / "people.parquet", index=False)
+    plan = _no_report(keyed["plan"])
+    plan = plan.model_copy(
+        update={"input": plan.input.model_copy(update={"path": keyed["folder"] / "people.parquet"})}
+    )
+    with pytest.raises(ValueError, match=r"column 'ssn': FF1 encrypts text, got int64"):
+        run(plan, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

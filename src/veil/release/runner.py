@@ -32,7 +32,7 @@ import pandas as pd
 
 from veil import anonymity, geo, ldp, masking
 from veil.atomic import write_atomic, write_text_atomic
-from veil.errors import MissingValueError, PrivacyLeakWarning
+from veil.errors import DataTypeError, MissingValueError, PrivacyLeakWarning
 from veil.frames import output_frame
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
@@ -113,6 +113,29 @@ class RunResult:
         """Totals per notion against the budget (see :meth:`ReleaseLedger.totals`)."""
         return self.ledger.totals()
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (for ``--json`` output): files, rows, totals, warnings."""
+        return {
+            "dry_run": self.dry_run,
+            "out_dir": None if self.out_dir is None else os.fspath(self.out_dir),
+            "files": {
+                name: os.fspath(path)
+                for name, path in (
+                    ("release", self.release_path),
+                    ("report", self.report_path),
+                    ("manifest", self.manifest_path),
+                )
+                if path is not None
+            },
+            "rows_in": self.rows_in,
+            "rows_out": self.rows_out,
+            "totals": self.totals,
+            "not_protected": self.ledger.not_protected(),
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+            "ledger": self.ledger.to_dict(),
+        }
+
     def summary(self) -> str:
         """A few lines for a terminal: the ledger for a dry run, else what was written."""
         if self.dry_run:
@@ -165,6 +188,12 @@ def _ff1_step(column: str, spec: Ff1Treatment) -> Callable[[pd.DataFrame, Any], 
         # FF1 is deterministic: encrypt each distinct value once.
         codes, uniques = pd.factorize(df[column], use_na_sentinel=True)
         series = df[column]
+        # A loop over the distinct values only: FF1 encrypts text.
+        if not all(isinstance(u, str) for u in uniques):
+            raise DataTypeError(
+                f"column {column!r}: FF1 encrypts text, got {series.dtype} values; store the "
+                "column as text (CSV columns of keyed treatments are read as text)"
+            )
         if spec.missing == "error" and (codes < 0).any():
             raise MissingValueError(
                 f"column {column!r}: holds {int((codes < 0).sum())} missing values; set "
