@@ -123,15 +123,22 @@ def input_digest(spec: InputSpec) -> tuple[str, str]:
 
 
 def _sha256(path: Path) -> str:
+    """SHA-256 of a file; of a folder (a Parquet dataset), over its files' names and bytes."""
     digest = hashlib.sha256()
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise PlanError(f"input.path: folder {os.fspath(path)!r} holds no files")
+        for file in files:
+            digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0")
+            digest.update(bytes.fromhex(_sha256(file)))
+        return digest.hexdigest()
     try:
         with open(path, "rb") as handle:
             for block in iter(lambda: handle.read(_CHUNK), b""):
                 digest.update(block)
     except FileNotFoundError:
         raise PlanError(f"input.path: file {os.fspath(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise PlanError(f"input.path: {os.fspath(path)!r} is a folder, not a file") from None
     return digest.hexdigest()
 
 

@@ -83,7 +83,8 @@ class InputSpec(_Model):
     Parameters
     ----------
     path : path, optional
-        CSV (``.csv``, ``.csv.gz``, ...) or Parquet (``.parquet``, ``.pq``) file.
+        CSV (``.csv``, ``.csv.gz``, ...) or Parquet (``.parquet``, ``.pq``) file, or a
+        folder of Parquet files (a partitioned dataset; set ``format: parquet``).
     dataset : {"adult", "nyc_taxi"}, optional
         A dataset bundled with veil instead of a file.
     format : {"csv", "parquet"}, optional
