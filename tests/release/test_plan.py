@@ -298,3 +298,17 @@ def test_plan_error_is_a_veil_value_error() -> None:
 def test_unknown_example_lists_the_available_ones() -> None:
     with pytest.raises(PlanError, match=r"available: \['adult', 'location'\]"):
         example_plan("census")
+
+
+def test_categorical_domains_are_unique_lists() -> None:
+    plan = _plan()
+    plan["columns"]["sex"]["treatment"] = {
+        "method": "randomized_response",
+        "epsilon": 1,
+        "domain": ["F", "M", "F"],
+    }
+    assert "columns.sex.treatment.domain: categories must be unique, repeated: ['F']" in (
+        _error(plan)
+    )
+    plan["columns"]["sex"]["treatment"]["domain"] = ["F"]
+    assert "columns.sex.treatment.domain: List should have at least 2 items" in _error(plan)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -279,8 +280,7 @@ class _Categorical(_Ldp):
     @field_validator("domain")
     @classmethod
     def _unique(cls, value: list[Scalar]) -> list[Scalar]:
-        seen: set[Scalar] = set()
-        repeated = [v for v in value if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+        repeated = [v for v, n in Counter(value).items() if n > 1]
         if repeated:
             raise ValueError(f"categories must be unique, repeated: {repeated[:10]}")
         return value
