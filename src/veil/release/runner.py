@@ -33,7 +33,7 @@ import pandas as pd
 from veil import anonymity, geo, ldp, masking
 from veil.atomic import write_atomic, write_text_atomic
 from veil.errors import DataTypeError, MissingValueError, PrivacyLeakWarning
-from veil.frames import output_frame
+from veil.frames import PRIVACY_ATTR, output_frame
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
 from veil.release.allocate import Privatize, allocate, needs_sample, target_allocate
@@ -722,8 +722,8 @@ def run(
             _say(progress, label)
             tick = time.perf_counter()
             step_out = fn(frame, stream)
-            old = len(frame.attrs.get("veil.privacy", []))
-            privacy.extend(dict(e) for e in step_out.attrs.get("veil.privacy", [])[old:])
+            old = len(frame.attrs.get(PRIVACY_ATTR, []))
+            privacy.extend(dict(e) for e in step_out.attrs.get(PRIVACY_ATTR, [])[old:])
             frame = step_out
             timings[label] = time.perf_counter() - tick
 
