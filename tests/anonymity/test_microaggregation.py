@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -226,6 +227,49 @@ def test_optimal_matches_the_brute_force_minimum_over_all_partitions(seed: int, 
     assert result.information_loss["sse"] == pytest.approx(best, abs=1e-9)
     assert result.sizes.between(k, 2 * k - 1).all()
     assert k_anonymity(result.data, ["v"]) >= k
+
+
+def _exact_optimum(values: list[int], k: int) -> Fraction:
+    """Minimum SSE over contiguous groups of k .. 2k - 1 sorted values, in exact arithmetic."""
+    v = sorted(values)
+    s1, s2 = [0], [0]
+    for x in v:
+        s1.append(s1[-1] + x)
+        s2.append(s2[-1] + x * x)
+    best: list[Fraction | None] = [Fraction(0)] + [None] * len(v)
+    for end in range(1, len(v) + 1):
+        for size in range(k, 2 * k):
+            previous = best[end - size] if end - size >= 0 else None
+            if previous is None:
+                continue
+            total = s1[end] - s1[end - size]
+            cost = previous + s2[end] - s2[end - size] - Fraction(total * total, size)
+            current = best[end]
+            best[end] = cost if current is None or cost < current else current
+    result = best[-1]
+    assert result is not None
+    return result
+
+
+def _exact_sse(values: list[int], groups: np.ndarray) -> Fraction:
+    sse = Fraction(0)
+    for g in np.unique(groups):
+        members = [values[i] for i in np.flatnonzero(groups == g)]
+        total = sum(members)
+        sse += sum(x * x for x in members) - Fraction(total * total, len(members))
+    return sse
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_optimal_keeps_its_precision_when_close_values_sit_far_apart(k: int) -> None:
+    # Runs of k .. 4k values a few units apart, the runs 10^9 apart: sums over the
+    # whole column would swamp the within-group squares (~1) by rounding (~1e18 * 1e-16).
+    rng = np.random.default_rng(k)
+    runs = [rng.integers(0, 3, int(rng.integers(k, 4 * k + 1))) for _ in range(40)]
+    gaps = np.concatenate([np.r_[10**9, run[1:]] for run in runs])
+    values = np.cumsum(gaps).astype(np.int64).tolist()
+    result = microaggregate(pd.DataFrame({"v": values}), "v", k, method="optimal")
+    assert _exact_sse(values, result.groups.to_numpy()) == _exact_optimum(values, k)
 
 
 @settings(max_examples=40, deadline=None)

@@ -270,26 +270,27 @@ def _optimal(x: _Floats, k: int) -> _Ints:
     n = len(x)
     order = np.argsort(x, kind="stable")
     v = x[order]
-    # Centred and scaled so that the prefix sums lose no precision to a large offset.
-    spread = float(v[-1] - v[0])
-    v = (v - v.mean()) / (spread if spread > 0 else 1.0)
-    s1 = np.concatenate([[0.0], np.cumsum(v)])
-    s2 = np.concatenate([[0.0], np.cumsum(v * v)])
     best = np.full(n + 1, np.inf)
     best[0] = 0.0
     size = np.zeros(n + 1, dtype=np.int64)
     sizes = np.arange(k, 2 * k)
+    back = np.arange(1, 2 * k)
     # best[j] needs best[j - s] for s >= k only, so k consecutive ends are independent:
     # each block of k ends is one vectorized step, O(n / k) steps of O(k^2).
     for start in range(k, n + 1, k):
         ends = np.arange(start, min(start + k, n + 1))
+        # The 2k - 1 values before each end, as deviations from the last of them: a
+        # group's SSE then comes from sums of small numbers, not from sums over the
+        # column that would cancel away the SSE of close values far from the mean.
+        where = ends[:, None] - back[None, :]
+        inside = where >= 0
+        window = v[np.maximum(where, 0)]
+        deviation = np.where(inside, window - window[:, :1], 0.0)
+        total = np.cumsum(deviation, axis=1)[:, sizes - 1]
+        squares = np.cumsum(deviation * deviation, axis=1)[:, sizes - 1]
+        sse = np.maximum(squares - total * total / sizes, 0.0)
         begins = ends[:, None] - sizes[None, :]
-        valid = begins >= 0
-        b = np.where(valid, begins, 0)
-        count = ends[:, None] - b
-        total = s1[ends][:, None] - s1[b]
-        sse = s2[ends][:, None] - s2[b] - total * total / count
-        cost = np.where(valid, best[b] + np.maximum(sse, 0.0), np.inf)
+        cost = np.where(begins >= 0, best[np.maximum(begins, 0)] + sse, np.inf)
         pick = np.argmin(cost, axis=1)
         best[ends] = cost[np.arange(len(ends)), pick]
         size[ends] = sizes[pick]
