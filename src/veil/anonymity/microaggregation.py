@@ -14,7 +14,10 @@ others there (Domingo-Ferrer & Mateo-Sanz 2002 [1]_).
   ``2k .. 3k - 1`` records left, one group forms around ``r`` and the rest is the last
   group; fewer than ``2k`` records left form one group. Every group therefore has
   ``k .. 2k - 1`` records (all but the last exactly ``k``). Distances are Euclidean on the
-  columns scaled to unit (population) variance, as sdcMicro does.
+  columns scaled to unit (population) variance, as sdcMicro does. (Given one variable,
+  sdcMicro's ``microaggregation`` switches to its ``mafast`` routine instead, and its
+  MDAV ignores ``measure``; here MDAV runs on any number of columns and ``aggregate``
+  applies to every method.)
 * ``method="optimal"`` -- the univariate optimal partition of Hansen & Mukherjee [3]_:
   the groups of the minimum within-group sum of squares are contiguous in sorted order
   with ``k .. 2k - 1`` records, so a shortest path over the sorted values finds them.
