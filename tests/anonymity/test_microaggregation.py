@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.anonymity.checks import k_anonymity
+from veil.anonymity import k_anonymity
 from veil.anonymity.microaggregation import microaggregate
 from veil.errors import (
     ColumnError,
