@@ -103,6 +103,8 @@ def test_merged_t_closeness_class_failing_the_whole_table_is_suppressed() -> Non
     assert result.rounds["repaired"].tolist() == [0, 2]
     assert result.repaired == 2 and result.suppressed == 2
     assert result.subset.isna().tolist() == [False] * 8 + [True, True]
+    assert result.levels["g"].isna().tolist() == [False] * 8 + [True, True]
+    assert str(result.levels["g"].dtype) == "Int64"
     assert result.data["g"].tolist() == list("aaaacccc")
     global_only = anonymize(df, h, TCloseness("s", 0.2), max_suppression=0.2)
     assert result.metrics["loss"] == pytest.approx(global_only.metrics["loss"])
@@ -119,8 +121,8 @@ def test_no_rounds_is_the_global_search() -> None:
     )
     h = {**_zip_hierarchy(), "age": Hierarchy.intervals(range(20, 40), widths=(5, 10))}
     models: list[PrivacyModel] = [KAnonymity(3), DistinctLDiversity("disease", 2)]
-    local = anonymize_local(df, h, models, max_suppression=0.1, max_rounds=0)
-    found = anonymize(df, h, models, max_suppression=0.1)
+    local = anonymize_local(df, h, models, max_suppression=0.1, max_rounds=0, sensitive="disease")
+    found = anonymize(df, h, models, max_suppression=0.1, sensitive="disease")
     for key in set(local.metrics) & set(found.metrics):
         assert local.metrics[key] == pytest.approx(found.metrics[key], rel=1e-12), key
     assert local.suppressed == found.suppressed
