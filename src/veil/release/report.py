@@ -172,11 +172,13 @@ def build_report(
 
     Notes
     -----
-    Plots are computed from every row, except the location figures, which draw a
-    systematic sample of at most 5 000 points per panel (every k-th row in table
-    order), so the page is the same for the same data and stays small. At most 60
-    columns are drawn and 30 correlated (in table order). Categorical bars show the 12
-    categories most frequent before or after; the rest form one bar.
+    Histograms and bars are computed from every row. Samples are systematic (every k-th
+    row in table order), so the same data give the same page: the location figures draw
+    at most 5 000 points per panel, and the ML utility uses at most 20 000 original
+    records (with their released versions), which keeps a 50 000-row report to a few
+    seconds. At most 60 columns are drawn and 30 correlated (in table order); columns
+    constant before or after are left out of the correlations. Categorical bars show the
+    12 categories most frequent before or after; the rest form one bar.
     """
     for name, frame in (("original", original), ("released", released)):
         if not isinstance(frame, pd.DataFrame):
@@ -514,7 +516,7 @@ def _histogram(ax: Axes, samples: Sequence[tuple[FloatArray, str, str]], edges: 
     for i, (values, label, colour) in enumerate(samples):
         counts = np.histogram(values, bins=edges)[0].astype(np.float64)
         shares = counts / max(values.size, 1)
-        if i == 0 and len(samples) > 1:
+        if i == 0:
             ax.stairs(shares, edges, fill=True, color=colour, alpha=0.45, label=label)
         else:
             ax.stairs(shares, edges, color=colour, linewidth=1.6, label=label)
@@ -919,8 +921,9 @@ def _correlation_section(ctx: _Context) -> str:
     matched = ctx.matched()
     if matched is None:
         return _p(
-            "The released rows cannot be matched to original rows (different row count and "
-            "index labels): correlations are not compared.",
+            "The released rows cannot be matched to original rows (the release has no row, "
+            "or a different row count without the original's index labels): correlations "
+            "are not compared.",
             "error",
         )
     before, after = matched
@@ -1110,6 +1113,7 @@ def _location_figure(ctx: _Context, lat: Hashable, lon: Hashable) -> str:
     for ax in axes:
         ax.set_aspect(aspect)
         ax.locator_params(nbins=4)
+        ax.ticklabel_format(useOffset=False)
         ax.tick_params(labelsize=7)
         ax.set_xlabel("longitude", fontsize=8)
     axes[0].set_ylabel("latitude", fontsize=8)
@@ -1133,8 +1137,9 @@ def _location_measures(
             "The released rows cannot be matched to original rows: linkage is not measured.",
             "error",
         )
-    before, after = matched
-    measures = evaluate(before, after, str(lat), str(lon), rng=generator).summary()
+    # evaluate takes string labels: hand it the two coordinate columns under fixed names.
+    before, after = (frame[[lat, lon]].set_axis(["lat", "lon"], axis=1) for frame in matched)
+    measures = evaluate(before, after, "lat", "lon", rng=generator).summary()
     labels = {
         "reid_rate": "re-identified by a nearest-location attacker",
         "suppressed_share": "locations suppressed",
