@@ -362,6 +362,13 @@ class TCloseness(PrivacyModel):
         extra = "" if self.hierarchy is None else f", hierarchy={self.hierarchy!r}"
         return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r}{extra})"
 
+    def monotone(self, suppression: bool) -> bool:
+        # Without suppression: a merged class's Q is the size-weighted mean of its
+        # parts' and the EMD (a transport problem's optimum) is convex in Q, so it stays
+        # within t (Li et al.'s generalization property). With suppression, a merged
+        # class can exceed t because of one part and take the other part's records.
+        return not suppression
+
     def _prepare(self, values: pd.Index) -> None:
         if self.hierarchy is None:
             return
@@ -495,6 +502,8 @@ class DeltaDisclosure(PrivacyModel):
         return f"DeltaDisclosure({self.attribute!r}, {self.delta:g})"
 
     def monotone(self, suppression: bool) -> bool:
+        # ARX DDisclosurePrivacy: monotone neither way. A merged class can hold a value
+        # at a share far below P(v) that none of its parts held at all.
         return False
 
     def _accepts(self, classes: _Classes) -> _Bools:
@@ -533,6 +542,10 @@ class BasicBetaLikeness(PrivacyModel):
     def __repr__(self) -> str:
         return f"BasicBetaLikeness({self.attribute!r}, {self.beta:g})"
 
+    def monotone(self, suppression: bool) -> bool:
+        # ARX BasicBLikeness: monotone with generalization, not with suppression.
+        return not suppression
+
     def _accepts(self, classes: _Classes) -> _Bools:
         pairs, q, p = _shares(classes, self.attribute)
         return _without(classes, pairs, (q - p) / p > self.beta)
@@ -569,6 +582,10 @@ class EnhancedBetaLikeness(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"EnhancedBetaLikeness({self.attribute!r}, {self.beta:g})"
+
+    def monotone(self, suppression: bool) -> bool:
+        # ARX EnhancedBLikeness: monotone with generalization, not with suppression.
+        return not suppression
 
     def _accepts(self, classes: _Classes) -> _Bools:
         pairs, q, p = _shares(classes, self.attribute)
@@ -614,6 +631,11 @@ class AlphaKAnonymity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"AlphaKAnonymity({self.attribute!r}, {self.alpha:g}, {self.k})"
+
+    def monotone(self, suppression: bool) -> bool:
+        # Shares average and sizes add when classes merge; see the class docstring for
+        # the counterexample with suppression.
+        return not suppression
 
     def _accepts(self, classes: _Classes) -> _Bools:
         pairs, q, _ = _shares(classes, self.attribute)
