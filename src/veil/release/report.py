@@ -179,6 +179,18 @@ def build_report(
     seconds. At most 60 columns are drawn and 30 correlated (in table order); columns
     constant before or after are left out of the correlations. Categorical bars show the
     12 categories most frequent before or after; the rest form one bar.
+
+    Examples
+    --------
+    >>> from veil.datasets import load_adult
+    >>> from veil.release.report import build_report
+    >>> adult = load_adult().head(500)
+    >>> page = build_report(
+    ...     adult, adult.drop(columns=["fnlwgt"]), manifest={},
+    ...     quasi_identifiers=["age", "sex"], sensitive=[], locations=[], target=None,
+    ... )
+    >>> page.startswith("<!DOCTYPE html>"), "://" in page
+    (True, False)
     """
     for name, frame in (("original", original), ("released", released)):
         if not isinstance(frame, pd.DataFrame):
