@@ -132,7 +132,7 @@ def test_page_is_self_contained(page: str) -> None:
     assert page.startswith("<!DOCTYPE html>")
     # Nothing is fetched: no script, no external source or link, no CSS import or url().
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, flags=re.I)
-    assert "http://" not in page and "https://" not in page
+    assert "http://" not in page and "https://" not in page and "://" not in page
     assert "<script" not in page.lower()
     assert "@import" not in page and "url(" not in page
     assert "<link" not in page.lower()

@@ -172,6 +172,10 @@ def ml_utility(
     value is a category. The target is compared as text when its kind differs between
     the tables. Rows whose target is missing are left out.
 
+    *Memory.* The design matrices are dense float64: (rows of both tables) x (numeric
+    features + one-hot columns) x 8 bytes, so lower ``max_categories`` or sample the
+    records for wide categorical tables.
+
     *Scores.* Macro F1 averages over the classes present in the test rows; a release
     model predicting a class the original lacks (a generalized target) scores that
     prediction as wrong. The ROC AUC uses the predicted probability of the class met
