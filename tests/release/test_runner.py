@@ -586,3 +586,35 @@ def test_dask_reads_a_partitioned_parquet_dataset(tmp_path: Path) -> None:
     assert len(result.manifest["input"]["sha256"]) == 64
     same = run(plan, tmp_path / "again", engine="pandas")
     assert same.manifest["input"]["sha256"] == result.manifest["input"]["sha256"]
+
+
+def test_dask_on_a_local_cluster_of_processes(tmp_path: Path) -> None:
+    gen = np.random.default_rng(6)
+    frame = pd.DataFrame({"x": gen.integers(0, 101, 4000), "c": gen.choice(["a", "b", "c"], 4000)})
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    plan = {
+        "input": {"path": str(tmp_path / "in.csv")},
+        "columns": {
+            "x": {
+                "role": "sensitive",
+                "treatment": {"method": "laplace", "epsilon": 1.0, "bounds": [0, 100]},
+            },
+            "c": {
+                "role": "sensitive",
+                "treatment": {
+                    "method": "randomized_response",
+                    "epsilon": 1.0,
+                    "domain": ["a", "b", "c"],
+                },
+            },
+        },
+        "budget": {"ldp": {"epsilon": 2.0}},
+        "output": {"report": False},
+    }
+    engine = DaskEngine("local", npartitions=2, workers=2)
+    result = run(plan, tmp_path / "out", engine=engine)
+    released = pd.read_csv(tmp_path / "out" / "release.csv")
+    assert len(released) == 4000
+    assert released["x"].between(0, 100).all()
+    assert set(released["c"]) <= {"a", "b", "c"}
+    assert result.manifest["totals"]["ldp"]["epsilon"] == pytest.approx(2.0)

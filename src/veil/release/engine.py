@@ -18,10 +18,11 @@ one partition.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -91,6 +92,10 @@ class Engine(Protocol):
     """What the runner needs from an engine."""
 
     name: str
+
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """Set up (and finally tear down) what the engine needs for one run."""
+        ...
 
     def read(self, spec: InputSpec) -> InputData:
         """Open the input (hash it, count its rows)."""
@@ -213,6 +218,10 @@ class PandasEngine:
 
     name = "pandas"
 
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to set up."""
+        return contextlib.nullcontext()
+
     def read(self, spec: InputSpec) -> InputData:
         """Hash the input and read it with pandas (the read options of ``spec``)."""
         digest, source = input_digest(spec)
@@ -243,12 +252,22 @@ class DaskEngine:
     Parameters
     ----------
     scheduler : str, default "threads"
-        A Dask scheduler name (``"threads"``, ``"synchronous"``, ``"processes"``) or the
-        address of a distributed scheduler (``"tcp://host:8786"``).
+        A local Dask scheduler (``"threads"``, ``"synchronous"``, ``"processes"``),
+        ``"local"`` for a :class:`distributed.LocalCluster` of worker processes started
+        for the run, or the address of a running scheduler (``"tcp://host:8786"``).
     blocksize : str or int, default "64MB"
         CSV block size per partition.
     npartitions : int, optional
         Repartition the input into this many partitions after reading.
+    workers : int, optional
+        Worker processes of the ``"local"`` cluster (default: Dask's choice).
+
+    Notes
+    -----
+    With worker processes (``"processes"``, ``"local"``, an address) the steps travel to
+    the workers by pickling: keys of ``hmac`` and ``token`` treatments are pickled with
+    them (never to storage), and ``ff1`` treatments, whose cipher refuses pickling, need
+    a threaded scheduler.
     """
 
     name = "dask"
@@ -259,19 +278,51 @@ class DaskEngine:
         *,
         blocksize: str | int = "64MB",
         npartitions: int | None = None,
+        workers: int | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.blocksize = blocksize
         self.npartitions = npartitions
+        self.workers = workers
+        self._client: Any = None
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Connect to (or start) the distributed scheduler for the run, if one is used."""
+        if self.scheduler != "local" and "://" not in self.scheduler:
+            yield
+            return
+        from distributed import Client, LocalCluster
+
+        with contextlib.ExitStack() as stack:
+            if self.scheduler == "local":
+                cluster = stack.enter_context(
+                    LocalCluster(  # type: ignore[no-untyped-call]
+                        n_workers=self.workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                    )
+                )
+                client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
+            else:
+                client = stack.enter_context(Client(self.scheduler))  # type: ignore[no-untyped-call]
+            self._client = client
+            try:
+                yield
+            finally:
+                self._client = None
 
     def _compute(self, *items: Any) -> Any:
         from dask.base import compute
 
-        if "://" in self.scheduler:
-            from distributed import Client
-
-            with Client(self.scheduler) as client:  # type: ignore[no-untyped-call]
-                return client.compute(list(items), sync=True)
+        if self._client is not None:
+            return tuple(self._client.compute(list(items), sync=True))
+        if self.scheduler == "local" or "://" in self.scheduler:
+            raise PlanError(
+                f"engine: the Dask scheduler {self.scheduler!r} needs an open session "
+                "(use the engine inside `with engine.session():`)"
+            )
         return compute(*items, scheduler=self.scheduler)  # type: ignore[no-untyped-call]
 
     def read(self, spec: InputSpec) -> InputData:
@@ -336,7 +387,9 @@ def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def get_engine(engine: str | Engine) -> Engine:
-    """An engine from its name (``"pandas"`` or ``"dask"``) or as given.
+    """An engine from its name or as given.
+
+    ``"pandas"``; ``"dask"`` (threads); ``"dask-local"`` (a local cluster of processes).
 
     Raises
     ------
@@ -349,4 +402,6 @@ def get_engine(engine: str | Engine) -> Engine:
         return PandasEngine()
     if engine == "dask":
         return DaskEngine()
-    raise PlanError(f"engine: must be 'pandas' or 'dask', got {engine!r}")
+    if engine == "dask-local":
+        return DaskEngine("local")
+    raise PlanError(f"engine: must be 'pandas', 'dask' or 'dask-local', got {engine!r}")

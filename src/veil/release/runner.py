@@ -17,6 +17,7 @@ only orchestrates them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -633,7 +634,7 @@ def run(
         is recorded in the manifest.
     dry_run : bool, default False
         Validate, allocate and check the ledger only: nothing is read or written.
-    engine : {"pandas", "dask"} or Engine, default "pandas"
+    engine : {"pandas", "dask", "dask-local"} or Engine, default "pandas"
         Where the records are processed (see :mod:`veil.release.engine`).
     progress : callable, optional
         Called with a label as each phase and step starts (for a progress display).
@@ -660,13 +661,17 @@ def run(
     loaded = load_plan(plan)
     chosen = get_engine(engine)
     timings: dict[str, float] = {}
-    with warnings.catch_warnings(record=True) as caught:
+    target = loaded.budget.target
+    samples_input = needs_sample(loaded) and target is not None and target.sample is None
+    with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as session:
         warnings.simplefilter("always")
         generator = resolve_rng(rng, stacklevel=2)
         allocation_rng, steps_rng = spawn(generator, 2)
 
         data: InputData | None = None
         allocation_info: dict[str, Any] | None = None
+        if samples_input:
+            session.enter_context(chosen.session())
         if needs_sample(loaded):
             allocated, allocation_info, data = _allocate_on_sample(
                 loaded, chosen, allocation_rng, progress
@@ -707,6 +712,7 @@ def run(
 
         tick = time.perf_counter()
         if data is None:
+            session.enter_context(chosen.session())
             data = _read_input(chosen, allocated, progress)
         original = chosen.original(data)
         timings["read"] = time.perf_counter() - tick
