@@ -111,6 +111,20 @@ def _without(classes: _Classes, pairs: _Pairs, violating: _Bools) -> _Bools:
     return accepted
 
 
+def _dense_ids(key: _Ints, span: int) -> tuple[_Ints, _Ints]:
+    """The distinct values of ``key`` (in [0, span)), sorted, and each entry's index in them.
+
+    A lookup table when the span is small next to the keys (linear), else a sort.
+    """
+    if span <= 4 * len(key) + 4096:
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        lookup = np.cumsum(present, dtype=np.int64) - 1
+        return np.flatnonzero(present).astype(np.int64), lookup[key]
+    distinct, index = np.unique(key, return_inverse=True)
+    return distinct.astype(np.int64), index.astype(np.int64).ravel()
+
+
 class PrivacyModel(ABC):
     """A privacy model checked class by class (ARX's ``PrivacyCriterion``)."""
 
@@ -446,10 +460,9 @@ class TCloseness(PrivacyModel):
             p_parent = np.bincount(self._groups[level], weights=pairs.prior)
             n_parents = len(p_parent)
             extra = p_child - mass
-            keys, row = np.unique(
-                cls * n_parents + self._parents[level - 1][node], return_inverse=True
+            keys, row = _dense_ids(
+                cls * n_parents + self._parents[level - 1][node], classes.n_classes * n_parents
             )
-            row = row.ravel()
             parent = keys % n_parents
             absent_p = np.maximum(p_parent[parent] - np.bincount(row, weights=p_child), 0.0)
             pos = np.bincount(row, weights=np.maximum(extra, 0.0)) + absent_p
