@@ -65,12 +65,13 @@ class RowStep:
 
 @dataclass(frozen=True)
 class InputData:
-    """What an engine read: the engine's table, its row count and the source's digest."""
+    """What an engine read: the engine's table, its row count, digest and column names."""
 
     table: Any
     rows: int
     sha256: str
     source: str
+    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ class PandasEngine:
         """Hash the input and read it with pandas (the read options of ``spec``)."""
         digest, source = input_digest(spec)
         frame = _read_pandas(spec)
-        return InputData(frame, len(frame), digest, source)
+        return InputData(frame, len(frame), digest, source, tuple(map(str, frame.columns)))
 
     def original(self, data: InputData) -> pd.DataFrame:
         """The frame read."""
@@ -348,7 +349,7 @@ class DaskEngine:
             if self.npartitions is not None:
                 table = table.repartition(npartitions=self.npartitions)
         (rows,) = self._compute(table.shape[0])
-        return InputData(table, int(rows), digest, source)
+        return InputData(table, int(rows), digest, source, tuple(map(str, table.columns)))
 
     def original(self, data: InputData) -> pd.DataFrame:
         """All partitions gathered into one pandas frame."""

@@ -471,17 +471,17 @@ def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame,
 # --------------------------------------------------------------------------- run
 
 
-def _check_columns(plan: Plan, frame: pd.DataFrame) -> list[str]:
+def _check_columns(plan: Plan, columns: tuple[str, ...]) -> list[str]:
     """Plan columns must be in the input; returns the unlisted input columns to drop."""
     listed = [*plan.columns, *(c for loc in plan.locations for c in (loc.lat, loc.lon))]
-    absent = [c for c in listed if c not in frame.columns]
+    absent = [c for c in listed if c not in columns]
     if absent:
         raise PlanError(
             "columns: "
             + ", ".join(repr(c) for c in absent)
-            + f" not in the input (its columns: {list(frame.columns)})"
+            + f" not in the input (its columns: {list(columns)})"
         )
-    unlisted = [str(c) for c in frame.columns if c not in set(listed)]
+    unlisted = [c for c in columns if c not in set(listed)]
     if unlisted and plan.unlisted == "error":
         raise PlanError(
             f"columns: the input has columns the plan does not list: {unlisted}; give each a "
@@ -714,9 +714,8 @@ def run(
         if data is None:
             session.enter_context(chosen.session())
             data = _read_input(chosen, allocated, progress)
-        original = chosen.original(data)
         timings["read"] = time.perf_counter() - tick
-        dropped_unlisted = _check_columns(allocated, original)
+        dropped_unlisted = _check_columns(allocated, data.columns)
 
         streams = spawn(steps_rng, len(row_steps) + len(table_steps) + 1)
         result = chosen.apply(data, row_steps, streams[: len(row_steps)], progress)
@@ -772,7 +771,7 @@ def run(
                 "source": data.source,
                 "sha256": data.sha256,
                 "rows": data.rows,
-                "columns": [str(c) for c in original.columns],
+                "columns": list(data.columns),
             },
             "engine": chosen.name,
             "randomness": _randomness(rng),
@@ -789,6 +788,7 @@ def run(
             tick = time.perf_counter()
             draft = build_manifest(caught=list(caught), **manifest_args)
             _say(progress, "report")
+            original = chosen.original(data)
             report_html = _report(original, frame, allocated, draft, streams[-1])
             timings["report"] = time.perf_counter() - tick
 
