@@ -312,3 +312,16 @@ def test_categorical_domains_are_unique_lists() -> None:
     )
     plan["columns"]["sex"]["treatment"]["domain"] = ["F"]
     assert "columns.sex.treatment.domain: List should have at least 2 items" in _error(plan)
+
+
+def test_the_documented_plan_validates() -> None:
+    import yaml
+
+    from veil.release import plan as plan_module
+
+    assert plan_module.__doc__ is not None
+    block = plan_module.__doc__.split("A small plan::\n\n")[1].split("\n\nShorthands")[0]
+    text = "\n".join(line[4:] for line in block.splitlines())
+    plan = load_plan(yaml.safe_load(text))
+    assert list(plan.columns) == ["name", "age", "sex", "zip", "income"]
+    assert plan.budget.allocation == "equal"

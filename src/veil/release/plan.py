@@ -11,6 +11,33 @@ example ``columns.age.treatment.epsilon``, with the allowed values.
 Secrets never appear in a plan: keyed treatments name a ``key_file`` or a ``key_env``
 (environment variable), and an inline ``key`` is refused. Relative paths (input,
 hierarchies, key files, vault files) are resolved against the plan file's folder.
+
+A small plan::
+
+    input: {path: people.csv, sep: ";", skipinitialspace: true}
+    columns:
+      name:   {role: identifier, treatment: {method: hmac, key_file: keys/hmac.key}}
+      age:    {role: quasi_identifier, treatment: {method: laplace, bounds: [16, 100]}}
+      sex:    {role: quasi_identifier, treatment: {method: randomized_response,
+                                                    domain: [Female, Male]}}
+      zip:    {role: quasi_identifier, treatment: keep}
+      income: {role: sensitive, treatment: keep}
+    locations:
+      - {lat: home_lat, lon: home_lon, mask: {method: planar_laplace, epsilon: 0.01},
+         centre: [43.36, -5.85]}
+    anonymization:
+      quasi_identifiers: {zip: hierarchies/zip.csv}
+      models: [{k_anonymity: 5}, {distinct_l_diversity: {attribute: income, l: 2}}]
+      max_suppression: 0.02
+    budget:
+      ldp: {epsilon: 2.0}          # per record, over the noised columns
+      metric: {epsilon: 0.01}      # per metre, over the location masks
+      allocation: equal            # age and sex share the 2.0
+    evaluation: {target: income}
+    output: {format: parquet}
+
+Shorthands: a treatment may be a bare method name (``keep``, ``drop``, ``redact``) or
+``{laplace: {...}}``; a model ``{k_anonymity: 5}``.
 """
 
 from __future__ import annotations
