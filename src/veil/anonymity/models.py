@@ -450,8 +450,8 @@ class TCloseness(PrivacyModel):
         height = len(self._parents)
         emd = np.zeros(classes.n_classes)
         # Rows are the (class, node) pairs whose node holds some of the class's records,
-        # with Q_E(node) in `mass`. A child holding none has extra = P(child) >= 0, so
-        # the children absent from a row add P(parent) - (their siblings' P) to pos.
+        # with Q_E(node) in `mass`. A child holding none of them has extra = P(child)
+        # >= 0: together such children add P(parent) - (the present children's P) to pos.
         cls: _Ints = pairs.cls
         node: _Ints = self._groups[0][pairs.value]
         mass: _Floats = q
