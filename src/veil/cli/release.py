@@ -1,0 +1,542 @@
+"""Commands over whole releases: ``release``, ``sweep``, ``report`` and ``demo``.
+
+``release`` runs a YAML plan (:func:`veil.release.run`) or, with ``--dry-run``, prints
+its privacy ledger and writes nothing; ``sweep`` measures utility against epsilon
+(:mod:`veil.release.sweep`), for the trasgoDP paper's protocol or for one column of a
+plan; ``report`` builds the HTML report of a release (:mod:`veil.release.report`);
+``demo`` releases the bundled Adult and NYC taxi tables through the example plans
+(:mod:`veil.demo`). Every privacy decision is the plan's and the library's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import pandas as pd
+import typer
+
+from veil.cli.console import (
+    captured_warnings,
+    emit_json,
+    print_table,
+    print_text,
+    print_warnings,
+    progress,
+    status,
+)
+from veil.cli.errors import CliUsageError, errors_about, reporting_errors
+from veil.cli.files import (
+    output_folder,
+    read_table,
+    require_columns,
+    split_list,
+    split_numbers,
+)
+from veil.cli.options import Json, Seed, Sep
+
+if TYPE_CHECKING:
+    from veil.release import Plan, ReleaseLedger, RunResult
+    from veil.release.plan import InputSpec
+
+__all__ = ["demo", "release", "report", "sweep"]
+
+PlanFile = Annotated[Path, typer.Argument(help="The release plan (YAML).")]
+OutDir = Annotated[
+    Path | None,
+    typer.Option("--out", help="Output folder (created if needed)."),
+]
+
+
+# --------------------------------------------------------------------------- release
+
+
+def _print_ledger(ledger: ReleaseLedger) -> None:
+    from veil.release import render_ledger
+
+    print_text(render_ledger(ledger))
+
+
+def _dry_run(plan_file: Path, as_json: bool) -> None:
+    from veil.release import BudgetError, allocate, check_budget, load_plan, plan_ledger
+
+    with errors_about(os.fspath(plan_file)):
+        plan = allocate(load_plan(plan_file))
+        ledger = plan_ledger(plan)
+        try:
+            check_budget(ledger)
+        except BudgetError:
+            # The ledger is what the user needs to see why the plan is refused.
+            if as_json:
+                emit_json({**ledger.to_dict(), "dry_run": True, "within_budget": False})
+            else:
+                _print_ledger(ledger)
+            raise
+    if as_json:
+        emit_json({**ledger.to_dict(), "dry_run": True, "within_budget": True})
+        return
+    _print_ledger(ledger)
+    print_text("dry run: within budget; nothing was read or written")
+
+
+def _run_payload(result: RunResult) -> dict[str, Any]:
+    return {
+        "plan": result.plan.name,
+        "out_dir": result.out_dir,
+        "release": result.release_path,
+        "manifest": result.manifest_path,
+        "report": result.report_path,
+        "rows_in": result.rows_in,
+        "rows_out": result.rows_out,
+        "totals": result.totals,
+        "not_protected": result.ledger.not_protected(),
+        "warnings": result.warnings,
+        "seconds": result.seconds,
+    }
+
+
+def _print_run(result: RunResult) -> None:
+    print_text(result.summary())
+
+
+@reporting_errors
+def release(
+    plan: PlanFile,
+    out: OutDir = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Validate the plan and print its privacy ledger; read and write nothing.",
+        ),
+    ] = False,
+    engine: Annotated[
+        str,
+        typer.Option("--engine", help="pandas (default, in memory) or dask (larger data)."),
+    ] = "pandas",
+    seed: Seed = None,
+    as_json: Json = False,
+) -> None:
+    """Run a release plan: write the release, manifest.json and report.html into --out.
+
+    The plan's privacy ledger is checked against its budget before any data is read: a
+    plan over budget is refused with exit code 1; an invalid plan gives exit code 2 and
+    names the field.
+    """
+    if dry_run:
+        _dry_run(plan, as_json)
+        return
+    if out is None:
+        raise CliUsageError("--out: required unless --dry-run (the folder for the release)")
+    from veil.release import run
+
+    with errors_about(os.fspath(plan)), status(f"releasing {plan.name}"):
+        # The runner creates the folder only once the release is ready to be written.
+        if out.exists() and not out.is_dir():
+            raise CliUsageError(f"--out: {os.fspath(out)!r} is a file, not a folder")
+        result = run(plan, out, rng=seed, engine=engine)
+    print_warnings(result.warnings)
+    if as_json:
+        emit_json(_run_payload(result))
+    else:
+        _print_run(result)
+
+
+# ----------------------------------------------------------------------------- sweep
+
+
+def _read_plan_input(spec: InputSpec, plan_file: Path) -> pd.DataFrame:
+    """The plan's input table, read with the plan's options."""
+    from veil import datasets
+
+    if spec.dataset is not None:
+        frame = datasets.load_adult() if spec.dataset == "adult" else datasets.load_nyc_taxi()
+        return frame if spec.columns is None else frame[spec.columns]
+    assert spec.path is not None
+    where = f"{os.fspath(plan_file)}: input.path {os.fspath(spec.path)!r}"
+    if not spec.path.is_file():
+        raise CliUsageError(f"{where} does not exist")
+    try:
+        if spec.file_format() == "parquet":
+            return pd.read_parquet(spec.path, columns=spec.columns)
+        return pd.read_csv(
+            spec.path,
+            sep=spec.sep,
+            skipinitialspace=spec.skipinitialspace,
+            na_values=spec.na_values,
+            encoding=spec.encoding,
+            usecols=spec.columns,
+        )
+    except (ValueError, OSError, ImportError) as exc:
+        reason = " ".join(str(exc).split())[:300]
+        raise CliUsageError(f"{where} cannot be read ({reason})") from None
+
+
+def _plan_sweep_arguments(plan: Plan, column: str, plan_file: Path) -> dict[str, Any]:
+    """The sweep's mechanism and public parameters from the column's plan treatment."""
+    from veil.release.plan import (
+        ExponentialTreatment,
+        GaussianTreatment,
+        LaplaceTreatment,
+        RandomizedResponseTreatment,
+    )
+
+    spec = plan.columns.get(column)
+    if spec is None:
+        raise CliUsageError(
+            f"--column: {column!r} is not a column of the plan {os.fspath(plan_file)!r} "
+            f"(its columns: {list(plan.columns)})"
+        )
+    treatment = spec.treatment
+    if isinstance(treatment, LaplaceTreatment):
+        return {"mechanisms": ["laplace"], "bounds": tuple(treatment.bounds)}
+    if isinstance(treatment, GaussianTreatment):
+        return {
+            "mechanisms": ["gaussian"],
+            "bounds": tuple(treatment.bounds),
+            "delta": treatment.delta,
+            "gaussian_calibration": treatment.calibration,
+        }
+    if isinstance(treatment, ExponentialTreatment):
+        if treatment.ordinal:
+            raise CliUsageError(
+                f"--column: {column!r} uses the exponential mechanism with ordinal scores, "
+                "which sweeps do not run yet"
+            )
+        return {
+            "mechanisms": ["exponential"],
+            "domain": list(treatment.domain),
+            "exponential_calibration": treatment.calibration,
+        }
+    if isinstance(treatment, RandomizedResponseTreatment):
+        binary = len(treatment.domain) == 2
+        return {"mechanisms": ["binary_rr" if binary else "krr"], "domain": list(treatment.domain)}
+    raise CliUsageError(
+        f"--column: {column!r} has treatment {treatment.method!r} in "
+        f"{os.fspath(plan_file)!r}; a sweep needs a local-DP treatment (laplace, gaussian, "
+        "exponential or randomized_response)"
+    )
+
+
+def _sweep_plan_column(
+    plan_file: Path,
+    column: str,
+    epsilons: list[float],
+    runs: int,
+    mechanisms: str | None,
+    metric: str,
+    features: str | None,
+    delta: float | None,
+    seed: int | None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    from veil.release import load_plan
+    from veil.release.sweep import sweep as run_sweep
+
+    with errors_about(os.fspath(plan_file)):
+        plan = load_plan(plan_file)
+    arguments = _plan_sweep_arguments(plan, column, plan_file)
+    if mechanisms is not None:
+        arguments["mechanisms"] = split_list(mechanisms, "--mechanisms")
+    if delta is not None:
+        arguments["delta"] = delta
+    frame = _read_plan_input(plan.input, plan_file)
+    if column not in frame.columns:
+        raise CliUsageError(
+            f"--column: {column!r} is not in the plan's input (columns: {list(frame.columns)})"
+        )
+    if features is not None:
+        chosen = split_list(features, "--features")
+    else:
+        kept = set(plan.columns_with("identifier", "quasi_identifier", "sensitive", "insensitive"))
+        chosen = [str(c) for c in frame.columns if c in kept]
+    absent = [c for c in chosen if c not in frame.columns]
+    if absent:
+        raise CliUsageError(f"--features: {absent} not in the plan's input")
+    used = list(dict.fromkeys([column, *chosen]))
+    complete = frame.dropna(subset=used)
+    info = {"features": chosen, "rows": len(complete), "rows_dropped": len(frame) - len(complete)}
+    result = run_sweep(
+        complete[used],
+        column,
+        arguments.pop("mechanisms"),
+        epsilons,
+        runs=runs,
+        features=chosen,
+        metric=metric,  # type: ignore[arg-type]  # checked by the sweep
+        rng=seed,
+        **arguments,
+    )
+    return result, info
+
+
+@reporting_errors
+def sweep(
+    plan: Annotated[
+        Path | None,
+        typer.Argument(help="A release plan whose --column is swept (or use --paper)."),
+    ] = None,
+    out: OutDir = None,
+    paper: Annotated[
+        bool,
+        typer.Option(
+            "--paper",
+            help="The trasgoDP paper's protocol on bundled Adult: age (laplace, gaussian), "
+            "workclass (exponential, krr), sex (exponential, binary_rr), 24 epsilons.",
+        ),
+    ] = False,
+    column: Annotated[
+        str | None, typer.Option("--column", help="The plan column to sweep.")
+    ] = None,
+    epsilons: Annotated[
+        str | None,
+        typer.Option(
+            "--epsilons",
+            help="Comma-separated budgets per record (required with a plan; default for "
+            "--paper: the paper's 24).",
+        ),
+    ] = None,
+    runs: Annotated[int, typer.Option("--runs", help="Runs per mechanism and epsilon.")] = 10,
+    mechanisms: Annotated[
+        str | None,
+        typer.Option(
+            "--mechanisms",
+            help="With a plan: mechanisms to compare (laplace, gaussian, exponential, krr, "
+            "binary_rr); default the plan's.",
+        ),
+    ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric", help="With a plan: correlation_loss (default), tvd, js, kl, wasserstein."
+        ),
+    ] = "correlation_loss",
+    features: Annotated[
+        str | None,
+        typer.Option(
+            "--features",
+            help="With a plan: features of the correlation loss; default the plan's "
+            "released columns.",
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            "--delta",
+            help="With a plan: delta of the gaussian mechanism when the plan's treatment "
+            "is not gaussian.",
+        ),
+    ] = None,
+    seed: Seed = None,
+    as_json: Json = False,
+) -> None:
+    """Utility against epsilon: runs, summary (mean, std) and a plot in --out.
+
+    Writes NAME_runs.csv, NAME_summary.csv and NAME.png (NAME: 'paper' or the column).
+    """
+    from veil.release.sweep import summarize, write_sweep
+
+    if paper == (plan is not None):
+        raise CliUsageError("PLAN, --paper: give a plan (with --column) or --paper, not both")
+    if out is None:
+        raise CliUsageError("--out: required (the folder for the sweep's files)")
+    grid = None if epsilons is None else split_numbers(epsilons, "--epsilons")
+    info: dict[str, Any] = {}
+    with captured_warnings() as caught, status("sweeping"):
+        if paper:
+            if any(v is not None for v in (column, mechanisms, features, delta)):
+                raise CliUsageError("--column, --mechanisms, --features, --delta: not with --paper")
+            from veil.datasets import load_adult
+            from veil.release.sweep import PAPER_EPSILONS, PAPER_FEATURES, paper_protocol
+
+            adult = load_adult().dropna(subset=list(PAPER_FEATURES))
+            frame = paper_protocol(
+                adult, runs=runs, epsilons=grid or list(PAPER_EPSILONS), rng=seed
+            )
+            name = "paper"
+            info = {"features": list(PAPER_FEATURES), "rows": len(adult)}
+        else:
+            assert plan is not None
+            if column is None:
+                raise CliUsageError("--column: required with a plan (the column to sweep)")
+            if grid is None:
+                raise CliUsageError("--epsilons: required with a plan (e.g. 0.1,0.5,1)")
+            frame, info = _sweep_plan_column(
+                plan, column, grid, runs, mechanisms, metric, features, delta, seed
+            )
+            name = column
+        paths = write_sweep(frame, output_folder(out), name=name)
+    print_warnings(caught)
+    summary = summarize(frame)
+    if as_json:
+        emit_json(
+            {
+                "files": paths,
+                **info,
+                "summary": summary.to_dict(orient="records"),
+                "warnings": caught,
+            }
+        )
+        return
+    print_table(
+        "Sweep summary (mean and std over runs)",
+        ["column", "mechanism", "epsilon", "spent", "metric", "mean", "std"],
+        summary[
+            ["column", "mechanism", "epsilon", "epsilon_spent", "metric", "mean", "std"]
+        ].itertuples(index=False, name=None),  # type: ignore[arg-type]
+    )
+    print_text("wrote " + ", ".join(os.fspath(p) for p in paths.values()))
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def _manifest_defaults(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Quasi-identifiers, sensitive columns, locations and target from the manifest's plan."""
+    from veil.release import PlanError, load_plan
+
+    section = manifest.get("plan")
+    if not isinstance(section, dict):
+        return {}
+    try:
+        plan = load_plan(section)
+    except PlanError:
+        return {}
+    return {
+        "quasi_identifiers": plan.columns_with("quasi_identifier"),
+        "sensitive": plan.columns_with("sensitive"),
+        "locations": [(loc.lat, loc.lon) for loc in plan.locations],
+        "target": plan.evaluation.target,
+    }
+
+
+@reporting_errors
+def report(
+    original: Annotated[Path, typer.Argument(help="The table before protection.")],
+    released: Annotated[Path, typer.Argument(help="The released table.")],
+    manifest: Annotated[Path, typer.Option("--manifest", help="The release's manifest.json.")],
+    out: Annotated[Path, typer.Option("--out", help="The report to write (.html).")],
+    qi: Annotated[
+        str | None,
+        typer.Option("--qi", help="Quasi-identifiers, comma-separated; default the plan's."),
+    ] = None,
+    sensitive: Annotated[
+        str | None,
+        typer.Option("--sensitive", help="Sensitive columns, comma-separated; default the plan's."),
+    ] = None,
+    location: Annotated[
+        list[str] | None,
+        typer.Option("--location", help="LAT,LON columns of a location; repeatable."),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="Class column for ML utility; default the plan's."),
+    ] = None,
+    title: Annotated[str, typer.Option("--title", help="The page title.")] = "Release report",
+    seed: Seed = None,
+    sep: Sep = None,
+) -> None:
+    """Build the self-contained HTML report of a release (veil.release.report).
+
+    Roles default to those of the plan recorded in the manifest. The report shows the
+    original records' distributions: keep it as confidential as the original data.
+    """
+    from veil.release.report import build_report, write_report
+
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CliUsageError(f"--out: must end in .html, got {os.fspath(out)!r}")
+    if not out.resolve().parent.is_dir():
+        raise CliUsageError(f"--out: the folder {os.fspath(out.resolve().parent)!r} does not exist")
+    with errors_about("--manifest"):
+        try:
+            recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise CliUsageError(f"{os.fspath(manifest)!r} is not valid JSON ({exc})") from None
+    if not isinstance(recorded, dict):
+        raise CliUsageError(f"--manifest: {os.fspath(manifest)!r} is not a JSON object")
+    defaults = _manifest_defaults(recorded)
+    before = read_table(original, sep=sep, parameter="ORIGINAL")
+    after = read_table(released, sep=sep, parameter="RELEASED")
+    present = set(before.columns)
+    quasi = (
+        split_list(qi, "--qi")
+        if qi is not None
+        else [c for c in defaults.get("quasi_identifiers", []) if c in present]
+    )
+    secret = (
+        split_list(sensitive, "--sensitive")
+        if sensitive is not None
+        else [c for c in defaults.get("sensitive", []) if c in present]
+    )
+    pairs: list[tuple[str, str]] = []
+    for item in location or []:
+        lat_lon = split_list(item, "--location")
+        if len(lat_lon) != 2:
+            raise CliUsageError(f"--location: expected LAT,LON column names, got {item!r}")
+        pairs.append((lat_lon[0], lat_lon[1]))
+    if location is None:
+        pairs = [p for p in defaults.get("locations", []) if set(p) <= present]
+    require_columns(before, quasi, "--qi", original.name)
+    require_columns(before, secret, "--sensitive", original.name)
+    require_columns(before, [c for p in pairs for c in p], "--location", original.name)
+    if target is not None:
+        require_columns(before, [target], "--target", original.name)
+    goal = target if target is not None else defaults.get("target")
+    if target is None and goal not in present:
+        goal = None
+    with captured_warnings() as caught, status("building the report"):
+        page = build_report(
+            before,
+            after,
+            manifest=recorded,
+            quasi_identifiers=quasi,
+            sensitive=secret,
+            locations=pairs,
+            target=goal,
+            rng=seed,
+            title=title,
+        )
+        write_report(out, page)
+    print_warnings(caught)
+    print_text(f"wrote {out}")
+
+
+# ------------------------------------------------------------------------------ demo
+
+
+@reporting_errors
+def demo(
+    out: Annotated[
+        Path, typer.Option("--out", help="Output folder (adult/ and location/ inside).")
+    ] = Path("veil-demo"),
+    seed: Seed = None,
+    as_json: Json = False,
+) -> None:
+    """Release bundled Adult and a NYC taxi sample through the example plans, with a map.
+
+    DIR/adult: adult_release.csv, manifest.json, report.html. DIR/location:
+    taxi_release.csv, manifest.json, report.html and map.html (masked pickups only).
+    """
+    from veil.demo import DEMO_STEPS, run_demo
+
+    with progress("demo", len(DEMO_STEPS)) as advance:
+        result = run_demo(output_folder(out), rng=seed, on_step=advance)
+    print_warnings([*result.adult.warnings, *result.location.warnings])
+    if as_json:
+        emit_json(
+            {
+                "adult": _run_payload(result.adult),
+                "location": _run_payload(result.location),
+                "map": result.map_path,
+            }
+        )
+        return
+    for label, run_result in (("Adult", result.adult), ("NYC taxi", result.location)):
+        print_text(f"\n{label}: plan {run_result.plan.name!r}")
+        _print_run(run_result)
+    print_text(f"\nmap of the masked pickups: {result.map_path}")
+    print_text(
+        "open the report.html files in a browser: ledger, risk before and after, "
+        "distributions, utility, maps"
+    )

@@ -1,0 +1,57 @@
+"""The ``veil`` entry point: help for every command, version, exit codes of bad usage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from veil import __version__
+
+from .conftest import Veil
+
+COMMANDS = ["risk", "anonymize", "ldp", "mask", "geo", "release", "sweep", "report", "demo"]
+
+
+def test_help_lists_every_command_and_documents_the_exit_codes(veil: Veil) -> None:
+    result = veil("--help")
+    assert result.code == 0
+    for command in COMMANDS:
+        assert command in result.out
+    text = " ".join(result.out.split())
+    assert "Exit codes: 0 done; 1 a veil check failed" in text
+    assert "2 bad usage, bad input file or bad plan" in text
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(veil: Veil, command: str) -> None:
+    result = veil(command, "--help")
+    assert result.code == 0
+    assert f"Usage: veil {command}" in result.out
+    assert "--help" in result.out
+    assert result.err == ""
+
+
+def test_version(veil: Veil) -> None:
+    result = veil("--version")
+    assert (result.code, result.out.strip()) == (0, f"veil {__version__}")
+
+
+def test_unknown_command_and_missing_option_are_usage_errors(veil: Veil) -> None:
+    assert veil("nope").code == 2
+    result = veil("risk", "data.csv")
+    assert result.code == 2
+    assert "--qi" in result.err
+
+
+def test_console_script_module_runs_without_a_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "veil", "risk", "missing.csv", "--qi", "age"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "veil: error: DATA: 'missing.csv' does not exist"
+    assert "Traceback" not in done.stderr

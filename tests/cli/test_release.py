@@ -1,0 +1,267 @@
+"""``veil release``, ``sweep``, ``report`` and ``demo`` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.datasets import load_nyc_taxi
+from veil.release import example_plan
+
+from .conftest import Veil
+
+PLAN = """\
+version: 1
+name: small
+input: {{path: {data}}}
+columns:
+  age: {{role: quasi_identifier, treatment: {{method: laplace, bounds: [16, 100], epsilon: 1}}}}
+  sex:
+    role: quasi_identifier
+    treatment: {{method: randomized_response, domain: [Female, Male], epsilon: 1}}
+  education: {{role: quasi_identifier, treatment: keep}}
+  salary-class: {{role: sensitive, treatment: keep}}
+unlisted: drop
+budget:
+  ldp: {{epsilon: {budget}}}
+evaluation:
+  target: salary-class
+"""
+
+
+def _plan(tmp_path: Path, data: Path, budget: float = 2.0, name: str = "plan.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(PLAN.format(data=data.name, budget=budget))
+    return path
+
+
+# --------------------------------------------------------------------------- release
+
+
+def test_release_writes_release_manifest_and_report(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "release"
+    result = veil("release", plan, "--out", out, "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert {p.name for p in out.iterdir()} == {"release.csv", "manifest.json", "report.html"}
+    assert data["rows_in"] == data["rows_out"] == 600
+    assert data["totals"]["ldp"]["epsilon"] == pytest.approx(2.0)
+    released = pd.read_csv(out / "release.csv")
+    assert set(released.columns) == {"age", "sex", "education", "salary-class"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["input"]["rows"] == 600
+    assert "<html" in (out / "report.html").read_text().lower()
+
+    table = veil("release", plan, "--out", tmp_path / "again")
+    assert table.code == 0
+    assert "released 600 of 600 records" in table.out
+
+
+def test_dry_run_prints_the_ledger_and_writes_nothing(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "release"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = veil("release", plan, "--dry-run", "--out", out)
+    assert result.code == 0, result.err
+    assert "Privacy ledger of 'small'" in result.out
+    assert "ldp, per record: epsilon=2" in result.out
+    assert "nothing was read or written" in result.out
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    data = json.loads(veil("release", plan, "--dry-run", "--json").out)
+    assert data["dry_run"] is True and data["within_budget"] is True
+    assert [s["scope"] for s in data["steps"]] == ["age", "sex", "education", "salary-class"]
+
+
+def test_dry_run_of_the_example_plans(veil: Veil) -> None:
+    for name in ("adult", "location"):
+        result = veil("release", example_plan(name), "--dry-run")
+        assert result.code == 0, result.err
+        assert "Totals" in result.out
+
+
+def test_a_plan_over_budget_is_refused_with_exit_1(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, adult_csv, budget=1.5)
+    out = tmp_path / "release"
+    dry = veil("release", plan, "--dry-run")
+    assert dry.code == 1
+    assert "Privacy ledger" in dry.out  # the ledger shows where the budget goes
+    assert "budget.ldp.epsilon: the steps spend 2 per record, over the budget of 1.5" in dry.err
+    assert dry.err.startswith(f"veil: error: {plan}: plan refused")
+    assert len(dry.err.strip().splitlines()) == 1
+    dry_json = veil("release", plan, "--dry-run", "--json")
+    assert dry_json.code == 1 and json.loads(dry_json.out)["within_budget"] is False
+    run = veil("release", plan, "--out", out)
+    assert run.code == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("version: 1\ncolumns: {age: {role: qi}}\n", "columns.age.role"),
+        ("a: [1\n", "is not valid YAML"),
+        ("- 1\n- 2\n", "must be a mapping"),
+    ],
+)
+def test_a_bad_plan_names_the_file_and_field(
+    veil: Veil, tmp_path: Path, text: str, message: str
+) -> None:
+    plan = tmp_path / "bad.yaml"
+    plan.write_text(text)
+    for args in (["--dry-run"], ["--out", tmp_path / "out"]):
+        result = veil("release", plan, *args)
+        assert result.code == 2
+        assert result.err.startswith(f"veil: error: {plan}: ")
+        assert message in result.err
+        assert len(result.err.strip().splitlines()) == 1
+        assert "Traceback" not in result.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_release_file_errors(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    missing = veil("release", tmp_path / "nope.yaml", "--dry-run")
+    assert missing.code == 2 and "does not exist" in missing.err
+    plan = _plan(tmp_path, tmp_path / "absent.csv")
+    absent_input = veil("release", plan, "--out", tmp_path / "out")
+    assert absent_input.code == 2
+    assert "input.path" in absent_input.err and "absent.csv" in absent_input.err
+    no_out = veil("release", _plan(tmp_path, adult_csv))
+    assert no_out.code == 2 and "--out: required unless --dry-run" in no_out.err
+
+
+# ----------------------------------------------------------------------------- sweep
+
+
+def test_sweep_paper_protocol_reduced(veil: Veil, tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    result = veil(
+        "sweep", "--paper", "--runs", "2", "--epsilons", "0.5,4", "--seed", "1", "--out", out,
+        "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert {Path(p).name for p in data["files"].values()} == {
+        "paper_runs.csv",
+        "paper_summary.csv",
+        "paper.png",
+    }
+    summary = pd.read_csv(out / "paper_summary.csv")
+    assert set(summary["column"]) == {"age", "workclass", "sex"}
+    assert len(summary) == 3 * 2 * 2
+    assert (summary["runs"] == 2).all()
+    assert "ReproducibleNoiseWarning" in result.err
+
+
+def test_sweep_of_a_plan_column(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "sweep"
+    result = veil(
+        "sweep", plan, "--column", "age", "--epsilons", "0.5,1", "--runs", "2",
+        "--mechanisms", "laplace,gaussian", "--delta", "1e-6", "--out", out,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    summary = pd.read_csv(out / "age_summary.csv")
+    assert set(summary["mechanism"]) == {"laplace", "gaussian"}
+    assert (out / "age.png").stat().st_size > 0
+    default = veil(
+        "sweep", plan, "--column", "sex", "--epsilons", "1", "--runs", "2", "--metric", "tvd",
+        "--out", out, "--json",
+    )  # fmt: skip
+    assert default.code == 0, default.err
+    assert json.loads(default.out)["summary"][0]["mechanism"] == "binary_rr"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give a plan (with --column) or --paper"),
+        (["PLAN", "--paper"], "give a plan (with --column) or --paper"),
+        (["PLAN", "--epsilons", "1"], "--column: required with a plan"),
+        (["PLAN", "--column", "age"], "--epsilons: required with a plan"),
+        (["PLAN", "--column", "education", "--epsilons", "1"], "has treatment 'keep'"),
+        (["PLAN", "--column", "zip", "--epsilons", "1"], "'zip' is not a column of the plan"),
+        (["PLAN", "--column", "age", "--epsilons", "1,x"], "'x' is not a number"),
+    ],
+)
+def test_sweep_usage_errors(
+    veil: Veil, adult_csv: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    args = [str(plan) if a == "PLAN" else a for a in args]
+    result = veil("sweep", *args, "--out", tmp_path / "sweep")
+    assert result.code == 2
+    assert message in result.err
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def test_report_from_a_release(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "release"
+    assert veil("release", plan, "--out", out).code == 0
+    page = tmp_path / "page.html"
+    result = veil(
+        "report", adult_csv, out / "release.csv", "--manifest", out / "manifest.json",
+        "--out", page, "--title", "Small release", "--seed", "2",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    html = page.read_text()
+    assert "Small release" in html and "Re-identification risk" in html
+    bad = veil(
+        "report", adult_csv, out / "release.csv", "--manifest", tmp_path / "none.json",
+        "--out", page,
+    )  # fmt: skip
+    assert bad.code == 2 and "--manifest" in bad.err and "none.json" in bad.err
+    (tmp_path / "broken.json").write_text("{")
+    broken = veil(
+        "report", adult_csv, out / "release.csv", "--manifest", tmp_path / "broken.json",
+        "--out", page,
+    )  # fmt: skip
+    assert broken.code == 2 and "is not valid JSON" in broken.err
+    wrong_qi = veil(
+        "report", adult_csv, out / "release.csv", "--manifest", out / "manifest.json",
+        "--out", page, "--qi", "zip",
+    )  # fmt: skip
+    assert wrong_qi.code == 2 and "--qi: 'zip' not in adult.csv" in wrong_qi.err
+
+
+# ------------------------------------------------------------------------------ demo
+
+
+def test_demo_releases_adult_and_taxis_with_a_map(veil: Veil, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = veil("demo", "--out", out, "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    adult, location = out / "adult", out / "location"
+    assert {p.name for p in adult.iterdir()} == {
+        "adult_release.csv",
+        "manifest.json",
+        "report.html",
+    }
+    assert {p.name for p in location.iterdir()} == {
+        "taxi_release.csv",
+        "manifest.json",
+        "report.html",
+        "map.html",
+    }
+    assert data["adult"]["totals"]["ldp"]["epsilon"] == pytest.approx(6.0)
+    assert data["location"]["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
+    manifest = json.loads((adult / "manifest.json").read_text())
+    assert manifest["randomness"]["generator"].startswith("secure")
+    # The map draws masked pickups only: an original latitude appears (at 6 decimals)
+    # now and then by chance, never for most points.
+    html = (location / "map.html").read_text()
+    originals = [f"{lat:.6f}" for lat in load_nyc_taxi()["pickup_latitude"] if lat != 0]
+    assert sum(value in html for value in originals) < 0.02 * len(originals)
