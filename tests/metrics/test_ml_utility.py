@@ -6,8 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import veil.metrics
 from veil.errors import ColumnError, DataTypeError, ParameterError, ReproducibleNoiseWarning
-from veil.metrics import MLUtility, ml_utility
+
+# From the submodule: pytest's importlib mode rebinds ``veil.metrics.ml_utility`` to the
+# module when it collects the module's doctest.
+from veil.metrics.ml_utility import MLUtility, ml_utility
 
 TARGET = "salary-class"
 FEATURES = ["age", "workclass", "education", "marital-status", "occupation", "sex"]
@@ -15,6 +19,10 @@ FEATURES = ["age", "workclass", "education", "marital-status", "occupation", "se
 
 def _rng(seed: int = 0) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(seed))
+
+
+def test_exported_from_veil_metrics() -> None:
+    assert {"MLModel", "MLUtility", "ml_utility"} <= set(veil.metrics.__all__)
 
 
 def test_identical_release_has_no_gap(adult: pd.DataFrame) -> None:

@@ -191,7 +191,7 @@ def ml_utility(
     --------
     >>> import numpy as np
     >>> from veil.datasets import load_adult
-    >>> from veil.metrics import ml_utility
+    >>> from veil.metrics.ml_utility import ml_utility
     >>> adult = load_adult().head(2000)
     >>> result = ml_utility(
     ...     adult, adult, "salary-class", features=["age", "education", "sex"],

@@ -26,7 +26,11 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from veil.atomic import write_text_atomic
 from veil.errors import ColumnError, DataTypeError, ParameterError, VeilError
-from veil.metrics import correlation_loss, divergence_distributions, ml_utility
+from veil.metrics import correlation_loss, divergence_distributions
+
+# From the submodule, as the geo tests do: pytest's importlib mode, collecting the module
+# for its doctests, rebinds the package attribute ``veil.metrics.ml_utility`` to it.
+from veil.metrics.ml_utility import ml_utility
 from veil.risk import attribute_disclosure, record_risk
 from veil.risk import summary as risk_summary
 from veil.rng import RngLike, resolve_rng
@@ -1141,7 +1145,7 @@ def _padded(limits: FloatArray) -> tuple[float, float]:
 def _location_measures(
     ctx: _Context, lat: Hashable, lon: Hashable, generator: np.random.Generator
 ) -> str:
-    from veil.geo import evaluate
+    from veil.geo.evaluate import evaluate
 
     matched = ctx.matched()
     if matched is None:
