@@ -243,6 +243,7 @@ def test_demo_releases_adult_and_taxis_with_a_map(veil: Veil, tmp_path: Path) ->
     out = tmp_path / "demo"
     result = veil("demo", "--out", out, "--json")
     assert result.code == 0, result.err
+    assert result.err == ""  # no warning, and no progress bar outside a terminal
     data = json.loads(result.out)
     adult, location = out / "adult", out / "location"
     assert {p.name for p in adult.iterdir()} == {

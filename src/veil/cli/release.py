@@ -114,7 +114,11 @@ def release(
     ] = False,
     engine: Annotated[
         str,
-        typer.Option("--engine", help="pandas (default, in memory) or dask (larger data)."),
+        typer.Option(
+            "--engine",
+            help="pandas (default, in memory), dask (threads, for larger data) or dask-local "
+            "(a local cluster of processes).",
+        ),
     ] = "pandas",
     seed: Seed = None,
     as_json: Json = False,

@@ -1,0 +1,55 @@
+"""Output helpers: strict JSON, warnings on standard error, progress only on a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from veil.cli.console import captured_warnings, emit_json, jsonable, progress, status
+from veil.cli.errors import one_line
+from veil.errors import PrivacyLeakWarning
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_json_is_strict(capsys: pytest.CaptureFixture[str]) -> None:
+    emit_json({"path": Path("a/b"), "nan": math.nan, "n": np.int64(3), "x": [np.float64(0.5)]})
+    assert json.loads(capsys.readouterr().out) == {"path": "a/b", "nan": None, "n": 3, "x": [0.5]}
+    assert jsonable((1, math.inf)) == [1, None]
+
+
+def test_warnings_are_collected_once_each() -> None:
+    with captured_warnings() as caught:
+        for _ in range(3):
+            warnings.warn("domain read from the data", PrivacyLeakWarning, stacklevel=1)
+    assert caught == [{"category": "PrivacyLeakWarning", "message": "domain read from the data"}]
+
+
+def test_progress_draws_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    pipe = io.StringIO()
+    monkeypatch.setattr("sys.stderr", pipe)
+    with progress("demo", 2) as advance, status("working"):
+        advance("one")
+        advance("two")
+    assert pipe.getvalue() == ""
+
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with progress("demo", 2) as advance:
+        advance("one")
+        advance("two")
+    assert "demo" in terminal.getvalue()
+
+
+def test_multi_line_messages_become_one_line() -> None:
+    text = "invalid release plan (2 errors):\n  input: Field required\n  budget: bad"
+    assert one_line(text) == "invalid release plan (2 errors): input: Field required; budget: bad"
