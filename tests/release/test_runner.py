@@ -247,8 +247,10 @@ def test_no_key_material_in_any_output(keyed: dict[str, Any], tmp_path: Path) ->
             for form in forms:
                 assert form not in content, f"{path.name} holds key material"
     manifest = result.manifest
-    assert manifest["steps"]["name"]["key_id"]
-    assert len(manifest["steps"]["name"]["key_id"]) == 16
+    for column in ("name", "ssn", "email"):
+        assert len(manifest["steps"][column]["key_id"]) == 16
+    assert manifest["steps"]["age"]["cost"]["mechanism"] == "laplace (discrete, grid step 1)"
+    assert manifest["steps"]["age"]["planned_cost"]["epsilon"] == 1.0
     assert manifest["steps"]["ssn"]["parameters"]["key_env"] == "VEIL_TEST_FF1_KEY"
     assert "seed" not in json.dumps(manifest["randomness"])
 

@@ -114,6 +114,12 @@ def build_manifest(
     for step in ledger.steps:
         item = step.to_dict()
         item["recorded"] = by_scope.get(step.scope, [])
+        # The planned cost comes from the plan's parameters alone; the recorded one also
+        # knows the data (an integer column's grid, for example). The run has checked
+        # that their epsilon and delta agree.
+        item["planned_cost"] = item["cost"]
+        if len(item["recorded"]) == 1:
+            item["cost"] = item["recorded"][0]
         if step.scope in key_ids:
             item["key_id"] = key_ids[step.scope]
         if step.scope in plan.columns:

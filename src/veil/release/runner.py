@@ -34,7 +34,7 @@ import pandas as pd
 from veil import anonymity, geo, ldp, masking
 from veil.atomic import write_atomic, write_text_atomic
 from veil.errors import DataTypeError, MissingValueError, PrivacyLeakWarning
-from veil.frames import PRIVACY_ATTR, output_frame
+from veil.frames import PRIVACY_ATTR, output_frame, record_masking
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
 from veil.release.allocate import Privatize, allocate, needs_sample, target_allocate
@@ -182,7 +182,9 @@ def _replace(df: pd.DataFrame, column: str, values: Any) -> pd.DataFrame:
 
 
 def _ff1_step(column: str, spec: Ff1Treatment) -> Callable[[pd.DataFrame, Any], pd.DataFrame]:
-    cipher = masking.FF1(_key(spec), spec.alphabet)
+    key = _key(spec)
+    key_id = key.key_id
+    cipher = masking.FF1(key, spec.alphabet)
     tweak = (spec.tweak if spec.tweak is not None else column).encode("utf-8")
 
     def apply(df: pd.DataFrame, _: Any) -> pd.DataFrame:
@@ -203,8 +205,10 @@ def _ff1_step(column: str, spec: Ff1Treatment) -> Callable[[pd.DataFrame, Any], 
         encrypted = np.asarray(cipher.encrypt_many(list(uniques), tweak=tweak), dtype=object)
         values = np.full(codes.shape, None, dtype=object)
         values[codes >= 0] = encrypted[codes[codes >= 0]]
-        out = pd.Series(values, index=series.index, name=column, dtype=object)
-        return _replace(df, column, out)
+        out = _replace(df, column, pd.Series(values, index=series.index, dtype=object))
+        entry = {"column": column, "method": "ff1", "key_id": key_id, "radix": len(spec.alphabet)}
+        record_masking(out, df, [entry])
+        return out
 
     return apply
 
@@ -240,9 +244,18 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
         master = _key(treatment)
 
         def tokenize(df: pd.DataFrame, _: Any) -> pd.DataFrame:
+            namespace = treatment.namespace or name
             with masking.Vault(treatment.vault, master) as vault:
-                tokens = vault.tokenize(df[name], treatment.namespace or name)
-            return _replace(df, name, tokens)
+                tokens = vault.tokenize(df[name], namespace)
+                entry = {
+                    "column": name,
+                    "method": "vault token",
+                    "key_id": vault.key_id,
+                    "namespace": namespace,
+                }
+            out = _replace(df, name, tokens)
+            record_masking(out, df, [entry])
+            return out
 
         return RowStep(label, tokenize)
     if isinstance(treatment, Ff1Treatment):
