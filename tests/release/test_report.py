@@ -289,6 +289,14 @@ def test_manifest_with_columns_and_unprotected_keys(
     assert "Timings" in _section(page, "summary")
 
 
+def test_chosen_metrics_only(original: pd.DataFrame, released: pd.DataFrame) -> None:
+    page = _build(original, released, metrics=["risk", "maps"])
+    for anchor in ("summary", "risk", "maps"):
+        _section(page, anchor)
+    for anchor in ("distributions", "divergence", "correlation", "ml-utility"):
+        assert f'id="{anchor}"' not in page
+
+
 def test_no_quasi_identifiers(original: pd.DataFrame, released: pd.DataFrame) -> None:
     page = _build(original, released, quasi_identifiers=[], sensitive=[], target=None)
     assert "No quasi-identifiers were declared" in _section(page, "risk")
@@ -340,6 +348,12 @@ def test_large_table_plots_a_sample_of_locations(adult: pd.DataFrame) -> None:
         ({"locations": ["lat"]}, ParameterError, "locations: each entry must be a"),
         ({"quasi_identifiers": "age"}, ParameterError, "quasi_identifiers: expected a sequence"),
         ({"manifest": []}, DataTypeError, "manifest: must be a mapping, got list"),
+        (
+            {"metrics": ["risk", "utility"]},
+            ParameterError,
+            r"metrics: unknown sections \['utility'\]",
+        ),
+        ({"metrics": "risk"}, ParameterError, "metrics: expected a sequence"),
     ],
 )
 def test_bad_arguments(

@@ -63,6 +63,14 @@ _IDENTIFIER_MIN_VALUES: Final[int] = 50
 _RISK_THRESHOLD: Final[float] = 0.2
 _DISCLOSURE_THRESHOLD: Final[float] = 0.8
 _CLASS_SIZE_EDGES: Final[tuple[int, ...]] = (1, 2, 3, 5, 10, 20)
+_METRICS: Final[tuple[str, ...]] = (
+    "risk",
+    "distributions",
+    "divergence",
+    "correlation",
+    "ml_utility",
+    "maps",
+)
 _DPI: Final[int] = 80
 _ORIGINAL_COLOUR: Final[str] = "#7f7f7f"
 _RELEASED_COLOUR: Final[str] = "#d62728"
@@ -103,6 +111,7 @@ def build_report(
     target: Hashable | None,
     rng: RngLike = None,
     title: str = "Release report",
+    metrics: Sequence[str] | None = None,
 ) -> str:
     """Build the self-contained HTML report of a release.
 
@@ -158,6 +167,11 @@ def build_report(
         probe points (see :mod:`veil.rng`). Drawn only when those sections are built.
     title : str, default "Release report"
         The page title.
+    metrics : sequence of str, optional
+        The measured sections to build, among ``"risk"``, ``"distributions"``,
+        ``"divergence"``, ``"correlation"``, ``"ml_utility"`` and ``"maps"`` (the names of
+        a plan's ``evaluation.metrics``); default all. The summary, ledger, warnings and
+        what is not protected are always shown.
 
     Returns
     -------
@@ -172,7 +186,8 @@ def build_report(
         If a quasi-identifier, sensitive column, location column or the target is not a
         column of ``original``.
     veil.errors.ParameterError
-        If a location is not a pair of column labels.
+        If a location is not a pair of column labels, or ``metrics`` names an unknown
+        section.
 
     Notes
     -----
@@ -206,10 +221,13 @@ def build_report(
     pairs = _location_pairs(original, locations)
     if target is not None:
         _columns_of(original, [target], "target")
+    wanted = _check_metrics(metrics)
 
     context = _Context(original, released, manifest, pairs)
-    needs_rng = target is not None or any(
-        lat in released.columns and lon in released.columns for lat, lon in pairs
+    with_ml = target is not None and "ml_utility" in wanted
+    with_maps = bool(pairs) and "maps" in wanted
+    needs_rng = with_ml or (
+        with_maps and any(lat in released.columns and lon in released.columns for lat, lon in pairs)
     )
     generator = resolve_rng(rng) if needs_rng else None
 
@@ -219,17 +237,21 @@ def build_report(
     ledger = _ledger_section(manifest)
     if ledger is not None:
         sections.append(("ledger", "Privacy ledger", ledger))
-    sections.append(
-        ("risk", "Re-identification risk", _risk_section(context, qis, sensitive_columns))
-    )
-    sections.append(("distributions", "Distributions", _distribution_section(context)))
-    sections.append(("divergence", "Divergences", _divergence_section(context)))
-    sections.append(("correlation", "Correlation loss", _correlation_section(context)))
-    if target is not None and generator is not None:
+    if "risk" in wanted:
+        sections.append(
+            ("risk", "Re-identification risk", _risk_section(context, qis, sensitive_columns))
+        )
+    if "distributions" in wanted:
+        sections.append(("distributions", "Distributions", _distribution_section(context)))
+    if "divergence" in wanted:
+        sections.append(("divergence", "Divergences", _divergence_section(context)))
+    if "correlation" in wanted:
+        sections.append(("correlation", "Correlation loss", _correlation_section(context)))
+    if with_ml and target is not None and generator is not None:
         sections.append(
             ("ml-utility", "Machine-learning utility", _ml_section(context, target, generator))
         )
-    if pairs:
+    if with_maps:
         sections.append(("maps", "Locations", _map_section(context, generator)))
     warnings_html = _warnings_section(manifest)
     if warnings_html is not None:
@@ -304,6 +326,17 @@ class _Context:
             self._matched = _match_rows(self.original, self.released)
             self._matched_done = True
         return self._matched
+
+
+def _check_metrics(metrics: Sequence[str] | None) -> set[str]:
+    if metrics is None:
+        return set(_METRICS)
+    if isinstance(metrics, (str, bytes)):
+        raise ParameterError(f"metrics: expected a sequence of section names, got {metrics!r}")
+    unknown = [m for m in metrics if m not in _METRICS]
+    if unknown:
+        raise ParameterError(f"metrics: unknown sections {unknown!r}; allowed: {list(_METRICS)!r}")
+    return set(metrics)
 
 
 def _columns_of(df: pd.DataFrame, columns: Sequence[Hashable], parameter: str) -> list[Hashable]:
