@@ -55,3 +55,18 @@ def test_console_script_module_runs_without_a_traceback() -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == "veil: error: DATA: 'missing.csv' does not exist"
     assert "Traceback" not in done.stderr
+
+
+def test_a_missing_extra_is_named(veil: Veil, monkeypatch: pytest.MonkeyPatch) -> None:
+    import veil.cli.toolkits as toolkits
+
+    def absent(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'pyproj'", name="pyproj")
+
+    monkeypatch.setattr(toolkits, "read_table", absent)
+    result = veil("geo", "t.csv", "--lat", "a", "--lon", "b", "--mask", "cloak", "--k", "2",
+                  "--out", "o.csv")  # fmt: skip
+    assert result.code == 2
+    assert result.err.strip() == (
+        "veil: error: this command needs the module 'pyproj': pip install 'veil[geo]'"
+    )

@@ -69,7 +69,7 @@ def exit_code(error: BaseException) -> ExitCode:
     Parameters
     ----------
     error : BaseException
-        A :class:`~veil.errors.VeilError` or an :class:`OSError`.
+        A :class:`~veil.errors.VeilError`, an :class:`OSError` or an :class:`ImportError`.
 
     Returns
     -------
@@ -93,7 +93,28 @@ def one_line(text: str) -> str:
     return joined
 
 
+# The optional dependencies and the extra that installs each (pyproject.toml).
+_EXTRAS = {
+    "pyproj": "geo",
+    "folium": "geo",
+    "shapely": "geo",
+    "matplotlib": "geo",
+    "sklearn": "release",
+    "pyarrow": "release",
+    "dask": "dask",
+    "distributed": "dask",
+    "libffx": "masking",
+    "cryptography": "masking",
+    "sqlalchemy": "masking",
+}
+
+
 def _message(error: BaseException, context: str | None) -> str:
+    if isinstance(error, ImportError):
+        module = (error.name or "").partition(".")[0]
+        extra = _EXTRAS.get(module)
+        hint = f": pip install 'veil[{extra}]'" if extra else ""
+        return f"veil: error: this command needs the module {module or error.name!r}{hint}"
     if isinstance(error, OSError) and not isinstance(error, VeilError):
         parts = [] if context is None else [context]
         if error.filename is not None and str(error.filename) != context:
@@ -127,14 +148,15 @@ def reporting_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """Decorate a command so that veil errors and file errors end it with a clear line.
 
     A :class:`~veil.errors.VeilError` or :class:`OSError` becomes one line on standard
-    error and the exit code of :func:`exit_code`; other exceptions (bugs) propagate.
+    error and the exit code of :func:`exit_code`; a missing optional dependency names the
+    extra that installs it (exit code 2); other exceptions (bugs) propagate.
     """
 
     @functools.wraps(command)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return command(*args, **kwargs)
-        except (VeilError, OSError) as error:
+        except (VeilError, OSError, ImportError) as error:
             raise fail(error) from None
 
     return wrapper

@@ -733,6 +733,14 @@ def geo(
     k: Annotated[
         int | None, typer.Option("--k", help="cloak: locations per reported cell.")
     ] = None,
+    root_m: Annotated[
+        str | None,
+        typer.Option(
+            "--root-m",
+            help="cloak: X0,Y0,SIZE, the quadtree's root square in projected metres, chosen "
+            "from public knowledge (default: from the data, with a PrivacyLeakWarning).",
+        ),
+    ] = None,
     centre: Annotated[
         str | None,
         typer.Option(
@@ -776,6 +784,8 @@ def geo(
     stray = [name for name, v in values.items() if v is not None and name not in needed]
     if min_count is not None and mask_name is not GeoMask.grid:
         stray.append("--min-count")
+    if root_m is not None and mask_name is not GeoMask.cloak:
+        stray.append("--root-m")
     if stray:
         raise CliUsageError(f"{', '.join(stray)}: not for --mask {mask_name.value}")
     if map_file is not None and map_file.suffix.lower() != ".html":
@@ -814,7 +824,15 @@ def geo(
             )
         else:
             assert k is not None
-            masked = toolkit.cloak(frame, lat, lon, k, **common)
+            root = None if root_m is None else split_numbers(root_m, "--root-m", count=3)
+            masked = toolkit.cloak(
+                frame,
+                lat,
+                lon,
+                k,
+                bounds_m=None if root is None else (root[0], root[1], root[2]),
+                **common,
+            )
         masked.attrs = {}
         write_table(masked, out, sep=sep, inputs=[data])
         if map_file is not None:
@@ -830,6 +848,7 @@ def geo(
             for name, v in [
                 *values.items(),
                 ("--min-count", min_count),
+                ("--root-m", root_m),
                 ("--kind", kind if mask_name is GeoMask.jitter else None),
             ]
             if v is not None
