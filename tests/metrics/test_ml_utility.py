@@ -112,6 +112,13 @@ def test_unmatchable_rows_are_rejected(adult: pd.DataFrame) -> None:
         ml_utility(sample, released, TARGET, features=FEATURES, rng=_rng())
 
 
+def test_removed_records_with_a_reset_index_are_rejected(adult: pd.DataFrame) -> None:
+    sample = adult.iloc[:2000]
+    reset = sample.drop(index=sample.index[::5]).reset_index(drop=True)
+    with pytest.raises(ParameterError, match=r"released: has 1600 rows .* as after reset_index"):
+        ml_utility(sample, reset, TARGET, features=FEATURES, rng=_rng())
+
+
 def test_generalized_labels_are_categories(adult: pd.DataFrame) -> None:
     sample = adult.iloc[:4000]
     low = (sample["age"] // 10) * 10

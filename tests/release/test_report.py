@@ -238,6 +238,19 @@ def test_unmatchable_rows_still_give_a_report(
     assert "<img" in _section(page, "distributions")
 
 
+def test_removed_records_with_a_reset_index_are_not_matched(
+    original: pd.DataFrame, released: pd.DataFrame
+) -> None:
+    # Labels 0..m-1 after removing records would pair kept records with the wrong ones.
+    base = original.reset_index(drop=True)
+    reset = released.reset_index(drop=True).drop(index=range(0, len(released), 7))
+    reset = reset.reset_index(drop=True)
+    page = _build(base, reset)
+    assert "cannot be matched" in _section(page, "correlation")
+    assert "cannot be matched" in _section(page, "maps")
+    assert "as after reset_index" in _section(page, "ml-utility")
+
+
 def test_location_pairs(original: pd.DataFrame, released: pd.DataFrame) -> None:
     page = _build(original, released, target=None)
     maps = _section(page, "maps")

@@ -158,9 +158,11 @@ def ml_utility(
     *Matching rows.* When every index label of ``released`` is an index label of
     ``original`` (both unique), released rows are matched by label: this is the case when
     a release suppressed or removed records and kept the index. Otherwise, when both
-    tables have the same number of rows, they are matched by position. A release that
-    removed records and then reset its index cannot be matched and is rejected only if
-    its labels are not all original labels; keep the index when removing records.
+    tables have the same number of rows, they are matched by position. A release with
+    fewer rows than the original and a fresh ``0..m-1`` range index (what
+    ``reset_index`` leaves) is rejected when the original also has a range index: its
+    labels would match the first ``m`` original rows, not the kept ones. Keep the
+    original's index labels when removing records.
 
     *Encoding.* A feature numeric (or boolean) in both tables is used as a number; its
     missing values are replaced by the training median, with an indicator column. Any
@@ -322,6 +324,12 @@ def _align(original: pd.DataFrame, released: pd.DataFrame) -> tuple[IntArray, st
     """Position in ``original`` of every released row, and how it was found."""
     if len(released) == 0:
         raise ParameterError("released: must hold at least 1 row, got 0")
+    if len(released) < len(original) and _fresh(released.index) and _fresh(original.index):
+        raise ParameterError(
+            f"released: has {len(released)} rows for the {len(original)} of original and a "
+            "fresh 0..n-1 index, as after reset_index: its rows cannot be matched to "
+            "original rows; keep the original's index labels when removing records"
+        )
     if original.index.is_unique and released.index.is_unique:
         positions = original.index.get_indexer(released.index)
         if (positions >= 0).all():
@@ -333,6 +341,11 @@ def _align(original: pd.DataFrame, released: pd.DataFrame) -> tuple[IntArray, st
         "of original: a release with records removed must keep the original's (unique) "
         "index labels"
     )
+
+
+def _fresh(index: pd.Index[Any]) -> bool:
+    """Whether ``index`` is a default 0..n-1 range, as ``reset_index`` leaves it."""
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 def _kind_is_numeric(series: pd.Series[Any]) -> bool:

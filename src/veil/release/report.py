@@ -145,6 +145,8 @@ def build_report(
         correlations, ML utility and location measures) by index label when it keeps
         the original's labels (records suppressed or removed), else by position when
         both have as many rows; otherwise those measures say the rows cannot be matched.
+        A release with records removed and its index reset to ``0..m-1`` cannot be
+        matched (its labels would name the wrong records): keep the original's labels.
     manifest : mapping
         The run's manifest (see :mod:`veil.release.manifest`). Read keys, each optional:
         ``"input"`` (``sha256``, ``rows``, ``source``), ``"veil_version"``,
@@ -369,6 +371,10 @@ def _match_rows(
 ) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     if len(released) == 0:
         return None
+    if len(released) < len(original) and _fresh(released.index) and _fresh(original.index):
+        # Records removed and the index reset: labels 0..m-1 would pair each kept record
+        # with the wrong original one.
+        return None
     if original.index.is_unique and released.index.is_unique:
         positions = original.index.get_indexer(released.index)
         if (positions >= 0).all():
@@ -379,6 +385,10 @@ def _match_rows(
     if len(original) == len(released):
         return original.reset_index(drop=True), released.reset_index(drop=True)
     return None
+
+
+def _fresh(index: pd.Index[Any]) -> bool:
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 def _treatments(manifest: Mapping[str, Any]) -> dict[str, str]:
@@ -971,8 +981,8 @@ def _correlation_section(ctx: _Context) -> str:
     if matched is None:
         return _p(
             "The released rows cannot be matched to original rows (the release has no row, "
-            "or a different row count without the original's index labels): correlations "
-            "are not compared.",
+            "or fewer rows without the original's index labels): correlations are not "
+            "compared.",
             "error",
         )
     before, after = matched
@@ -1080,7 +1090,11 @@ def _ml_sample(
     original: pd.DataFrame, released: pd.DataFrame
 ) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
     """At most ``_ML_ROWS`` original rows (every k-th) and their released versions."""
-    if len(original) <= _ML_ROWS:
+    removed_and_reset = (
+        len(released) < len(original) and _fresh(released.index) and _fresh(original.index)
+    )
+    if len(original) <= _ML_ROWS or removed_and_reset:
+        # Unmatchable rows are left to ml_utility, which says why.
         return original, released, False
     picks = _systematic(len(original), _ML_ROWS)
     sample = original.iloc[picks]
@@ -1092,7 +1106,6 @@ def _ml_sample(
         return sample, released[released.index.isin(sample.index)], True
     if len(original) == len(released):
         return sample, released.iloc[picks], True
-    # Unmatchable rows: ml_utility reports it.
     return original, released, False
 
 
