@@ -584,7 +584,8 @@ def test_dask_reads_a_partitioned_parquet_dataset(tmp_path: Path) -> None:
     assert len(released) == result.rows_in == 3000
     assert released["x"].between(0, 100).all()
     assert (released["y"].to_numpy() == frame["y"].to_numpy()).all()
-    assert "row steps (3 partitions)" in result.manifest["timings_s"]
+    # No table step and no report: the partitions are streamed into the file.
+    assert "row steps and write, streamed (3 partitions)" in result.manifest["timings_s"]
     assert len(result.manifest["input"]["sha256"]) == 64
     same = run(plan, tmp_path / "again", engine="pandas")
     assert same.manifest["input"]["sha256"] == result.manifest["input"]["sha256"]
@@ -620,3 +621,48 @@ def test_dask_on_a_local_cluster_of_processes(tmp_path: Path) -> None:
     assert released["x"].between(0, 100).all()
     assert set(released["c"]) <= {"a", "b", "c"}
     assert result.manifest["totals"]["ldp"]["epsilon"] == pytest.approx(2.0)
+
+
+def test_a_failure_while_streaming_leaves_the_previous_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gen = np.random.default_rng(8)
+    pd.DataFrame({"x": gen.integers(0, 101, 3000)}).to_csv(tmp_path / "in.csv", index=False)
+    plan = {
+        "input": {"path": str(tmp_path / "in.csv")},
+        "columns": {
+            "x": {
+                "role": "sensitive",
+                "treatment": {"method": "laplace", "epsilon": 1.0, "bounds": [0, 100]},
+            }
+        },
+        "budget": {"ldp": {"epsilon": 1.0}},
+        "output": {"report": False},
+    }
+    out = tmp_path / "out"
+    run(plan, out, engine=DaskEngine("threads", npartitions=3, batch=1))
+    before = _snapshot(out)
+    laplace = veil.ldp.dp_clip_laplace
+    calls: list[int] = []
+
+    def fails_on_the_second_partition(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("injected failure in partition 2")
+        return laplace(*args, **kwargs)
+
+    monkeypatch.setattr(veil.ldp, "dp_clip_laplace", fails_on_the_second_partition)
+    with pytest.raises(RuntimeError, match="partition 2"):
+        run(plan, out, engine=DaskEngine("threads", npartitions=3, batch=1))
+    assert _snapshot(out) == before
+
+
+def test_dask_with_a_table_step_gathers_the_partitions(tmp_path: Path) -> None:
+    plan = _no_report(EXAMPLES / "location.yaml")
+    result = run(plan, tmp_path, engine=DaskEngine("threads", npartitions=2), rng=4)
+    released = pd.read_csv(tmp_path / "taxi_release.csv")
+    assert len(released) == result.rows_out == 998
+    timings = result.manifest["timings_s"]
+    assert "row steps (2 partitions)" in timings
+    assert "dropoff_latitude, dropoff_longitude: grid" in timings
+    assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)

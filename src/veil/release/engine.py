@@ -11,6 +11,11 @@ the row steps; the table steps and the outputs then work on the pandas frame it 
   random stream (:func:`veil.rng.spawn`), so the noise of one partition says nothing
   about another's and the result has the same distribution as on pandas.
 
+When a plan has no table step and no report, the runner streams a Dask run straight into
+the release file (:meth:`DaskEngine.stream`): a batch of partitions at a time, so the
+table never has to fit in memory. Otherwise the released partitions are gathered into
+one pandas frame for the table steps and the report.
+
 A row step is ``fn(frame, generator) -> frame``. Every engine gives step ``i`` and
 partition ``p`` the stream ``spawn(streams[i], n_partitions)[p]``: on pandas there is
 one partition.
@@ -32,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from veil.frames import MASKING_ATTR, PRIVACY_ATTR
-from veil.release.errors import PlanError
+from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.plan import InputSpec
 from veil.rng import spawn
 
@@ -44,6 +49,7 @@ __all__ = [
     "Progress",
     "RowResult",
     "RowStep",
+    "StreamResult",
     "get_engine",
     "input_digest",
 ]
@@ -262,6 +268,9 @@ class DaskEngine:
         Repartition the input into this many partitions after reading.
     workers : int, optional
         Worker processes of the ``"local"`` cluster (default: Dask's choice).
+    batch : int, optional
+        Partitions computed at once when the release is streamed to its file
+        (:meth:`stream`); default the number of CPUs.
 
     Notes
     -----
@@ -280,11 +289,13 @@ class DaskEngine:
         blocksize: str | int = "64MB",
         npartitions: int | None = None,
         workers: int | None = None,
+        batch: int | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.blocksize = blocksize
         self.npartitions = npartitions
         self.workers = workers
+        self.batch = batch
         self._client: Any = None
 
     @contextlib.contextmanager
@@ -380,6 +391,72 @@ class DaskEngine:
         frame = _clean_index(pd.concat([r[0] for r in results]))
         privacy, masking = (results[0][1], results[0][2]) if results else ([], [])
         return RowResult(frame, privacy, masking, {f"row steps ({len(parts)} partitions)": elapsed})
+
+    def stream(
+        self,
+        data: InputData,
+        steps: Sequence[RowStep],
+        streams: Sequence[np.random.Generator],
+        sink: Callable[[pd.DataFrame], None],
+        progress: Progress | None = None,
+    ) -> StreamResult:
+        """Run the steps per partition and hand each result to ``sink``, in order.
+
+        Partitions are computed ``batch`` at a time, in parallel, and released to the
+        sink before the next batch starts: memory holds one batch of partitions, never
+        the whole table (the path for data larger than memory). Partition ``p`` of step
+        ``i`` draws from ``spawn(streams[i], n_partitions)[p]``, as in :meth:`apply`.
+
+        Raises
+        ------
+        LedgerMismatchError
+            Two partitions recorded different privacy costs.
+        """
+        from dask.delayed import delayed
+
+        parts = data.table.to_delayed()
+        per_step = [spawn(s, len(parts)) for s in streams]
+        batch = self.batch or os.cpu_count() or 1
+        rows = 0
+        first: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        start = time.perf_counter()
+        for begin in range(0, len(parts), batch):
+            if progress is not None:
+                progress(f"partitions {begin + 1}-{min(begin + batch, len(parts))} of {len(parts)}")
+            tasks = [
+                delayed(_run_steps)(parts[p], steps, [children[p] for children in per_step])
+                for p in range(begin, min(begin + batch, len(parts)))
+            ]
+            for frame, privacy, masking, _ in self._compute(*tasks):
+                if first is None:
+                    first = (privacy, masking)
+                elif privacy != first[0]:
+                    raise LedgerMismatchError(
+                        "partitions recorded different privacy costs: "
+                        f"{privacy} and {first[0]}; nothing was written"
+                    )
+                rows += len(frame)
+                sink(frame)
+        elapsed = time.perf_counter() - start
+        privacy, masking = first if first is not None else ([], [])
+        return StreamResult(
+            rows,
+            len(parts),
+            privacy,
+            masking,
+            {f"row steps and write, streamed ({len(parts)} partitions)": elapsed},
+        )
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """What a streamed run of the row steps handed to its sink, and what it recorded."""
+
+    rows: int
+    partitions: int
+    privacy: list[dict[str, Any]]
+    masking: list[dict[str, Any]]
+    timings: dict[str, float]
 
 
 def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:

@@ -38,7 +38,16 @@ from veil.frames import PRIVACY_ATTR, output_frame, record_masking
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
 from veil.release.allocate import Privatize, allocate, needs_sample, target_allocate
-from veil.release.engine import Engine, InputData, PandasEngine, Progress, RowStep, get_engine
+from veil.release.engine import (
+    DaskEngine,
+    Engine,
+    InputData,
+    PandasEngine,
+    Progress,
+    RowStep,
+    StreamResult,
+    get_engine,
+)
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
 from veil.release.manifest import build_manifest, warning_records
@@ -619,6 +628,54 @@ def _allocate_on_sample(
     return allocated, info, data
 
 
+def _check_recorded(ledger: ReleaseLedger, privacy: list[dict[str, Any]]) -> None:
+    problems = cross_check(ledger, privacy)
+    if problems:
+        raise LedgerMismatchError(
+            "the recorded privacy costs differ from the plan; nothing was written:\n  "
+            + "\n  ".join(problems)
+        )
+
+
+class _PartitionWriter:
+    """Appends partitions to one CSV or Parquet file (the schema of the first one)."""
+
+    def __init__(self, path: str, fmt: str) -> None:
+        self.path = path
+        self.fmt = fmt
+        self.columns: list[str] = []
+        self._csv: Any = None
+        self._parquet: Any = None
+        self._schema: Any = None
+
+    def __enter__(self) -> _PartitionWriter:
+        if self.fmt == "csv":
+            self._csv = open(self.path, "w", encoding="utf-8", newline="")
+        return self
+
+    def write(self, part: pd.DataFrame) -> None:
+        first = not self.columns
+        if first:
+            self.columns = [str(c) for c in part.columns]
+        if self.fmt == "csv":
+            part.to_csv(self._csv, header=first, index=False)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(part, preserve_index=False, schema=self._schema)
+        if self._parquet is None:
+            self._schema = table.schema
+            self._parquet = pq.ParquetWriter(self.path, table.schema)
+        self._parquet.write_table(table)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._csv is not None:
+            self._csv.close()
+        if self._parquet is not None:
+            self._parquet.close()
+
+
 def _say(progress: Progress | None, label: str) -> None:
     if progress is not None:
         progress(label)
@@ -731,49 +788,82 @@ def run(
         dropped_unlisted = _check_columns(allocated, data.columns)
 
         streams = spawn(steps_rng, len(row_steps) + len(table_steps) + 1)
-        result = chosen.apply(data, row_steps, streams[: len(row_steps)], progress)
-        timings.update(result.timings)
-        frame = result.frame
-        privacy = list(result.privacy)
-        table_streams = streams[len(row_steps) : len(row_steps) + len(table_steps)]
-        for (label, fn), stream in zip(table_steps, table_streams, strict=True):
-            _say(progress, label)
-            tick = time.perf_counter()
-            step_out = fn(frame, stream)
-            old = len(frame.attrs.get(PRIVACY_ATTR, []))
-            privacy.extend(dict(e) for e in step_out.attrs.get(PRIVACY_ATTR, [])[old:])
-            frame = step_out
-            timings[label] = time.perf_counter() - tick
-
+        row_streams = streams[: len(row_steps)]
         dropped = [n for n, s in allocated.columns.items() if s.treatment.method == "drop"]
-        frame = frame.drop(columns=[*dropped, *dropped_unlisted])
-        anonymization_info = None
-        if allocated.anonymization is not None:
-            tick = time.perf_counter()
-            _say(progress, "anonymization")
-            frame, anonymization_info = _anonymize(frame, allocated.anonymization)
-            timings["anonymization"] = time.perf_counter() - tick
-        frame.attrs = {}
-
-        problems = cross_check(ledger, privacy)
-        if problems:
-            raise LedgerMismatchError(
-                "the recorded privacy costs differ from the plan; nothing was written:\n  "
-                + "\n  ".join(problems)
-            )
-
-        out.mkdir(parents=True, exist_ok=True)
+        dropped += dropped_unlisted
         release_path = out / allocated.output.filename
         manifest_path = out / "manifest.json"
         report_path = out / "report.html" if allocated.output.report else None
+        fmt = allocated.output.format
+        anonymization_info: dict[str, Any] | None = None
+        report_html: str | None = None
+        digest: dict[str, str] = {}
+
+        frame: pd.DataFrame | None = None
+        streaming = (
+            isinstance(chosen, DaskEngine)
+            and not table_steps
+            and allocated.anonymization is None
+            and report_path is None
+        )
+        if streaming:
+            # Larger than memory: partitions go through the steps and into the file
+            # batch by batch; the cross-check runs before the file replaces the old one.
+            out.mkdir(parents=True, exist_ok=True)
+            streamed: dict[str, StreamResult] = {}
+            columns: list[str] = []
+
+            def write_streamed(tmp: str) -> None:
+                with _PartitionWriter(tmp, fmt) as writer:
+                    assert isinstance(chosen, DaskEngine)
+                    streamed["result"] = chosen.stream(
+                        data,
+                        row_steps,
+                        row_streams,
+                        lambda part: writer.write(part.drop(columns=dropped)),
+                        progress,
+                    )
+                columns.extend(writer.columns)
+                _check_recorded(ledger, streamed["result"].privacy)
+                digest["sha256"] = _sha256_file(tmp)
+
+            write_atomic(release_path, write_streamed)
+            result = streamed["result"]
+            timings.update(result.timings)
+            privacy, masking_entries, rows_out = result.privacy, result.masking, result.rows
+        else:
+            applied = chosen.apply(data, row_steps, row_streams, progress)
+            timings.update(applied.timings)
+            frame = applied.frame
+            privacy, masking_entries = list(applied.privacy), applied.masking
+            table_streams = streams[len(row_steps) : len(row_steps) + len(table_steps)]
+            for (label, fn), stream in zip(table_steps, table_streams, strict=True):
+                _say(progress, label)
+                tick = time.perf_counter()
+                step_out = fn(frame, stream)
+                old = len(frame.attrs.get(PRIVACY_ATTR, []))
+                privacy.extend(dict(e) for e in step_out.attrs.get(PRIVACY_ATTR, [])[old:])
+                frame = step_out
+                timings[label] = time.perf_counter() - tick
+            frame = frame.drop(columns=dropped)
+            if allocated.anonymization is not None:
+                tick = time.perf_counter()
+                _say(progress, "anonymization")
+                frame, anonymization_info = _anonymize(frame, allocated.anonymization)
+                timings["anonymization"] = time.perf_counter() - tick
+            frame.attrs = {}
+            _check_recorded(ledger, privacy)
+            columns = [str(c) for c in frame.columns]
+            rows_out = len(frame)
+
         # Everything is computed in memory first; files are replaced only at the end,
         # the manifest (which holds the other files' hashes) last.
         outputs: dict[str, Any] = {
             "release": {
                 "file": release_path.name,
-                "format": allocated.output.format,
-                "rows": len(frame),
-                "columns": [str(c) for c in frame.columns],
+                "format": fmt,
+                "rows": rows_out,
+                "columns": columns,
             }
         }
         manifest_args: dict[str, Any] = {
@@ -788,7 +878,7 @@ def run(
             },
             "engine": chosen.name,
             "randomness": _randomness(rng),
-            "masking": result.masking,
+            "masking": masking_entries,
             "recorded": privacy,
             "anonymization": anonymization_info,
             "allocation": allocation_info,
@@ -796,19 +886,20 @@ def run(
             "timings": timings,
             "outputs": outputs,
         }
-        report_html = None
-        if report_path is not None:
+        if not streaming:
+            assert frame is not None
+            if report_path is not None:
+                tick = time.perf_counter()
+                draft = build_manifest(caught=list(caught), **manifest_args)
+                _say(progress, "report")
+                original = chosen.original(data)
+                report_html = _report(original, frame, allocated, draft, streams[-1])
+                timings["report"] = time.perf_counter() - tick
             tick = time.perf_counter()
-            draft = build_manifest(caught=list(caught), **manifest_args)
-            _say(progress, "report")
-            original = chosen.original(data)
-            report_html = _report(original, frame, allocated, draft, streams[-1])
-            timings["report"] = time.perf_counter() - tick
-
-        tick = time.perf_counter()
-        digest: dict[str, str] = {}
-        _say(progress, "write")
-        write_atomic(release_path, _writer(frame, allocated.output.format, digest))
+            _say(progress, "write")
+            out.mkdir(parents=True, exist_ok=True)
+            write_atomic(release_path, _writer(frame, fmt, digest))
+            timings["write"] = time.perf_counter() - tick
         outputs["release"]["sha256"] = digest["sha256"]
         if report_path is not None and report_html is not None:
             write_text_atomic(report_path, report_html)
@@ -816,7 +907,6 @@ def run(
                 "file": report_path.name,
                 "sha256": hashlib.sha256(report_html.encode("utf-8")).hexdigest(),
             }
-        timings["write"] = time.perf_counter() - tick
         manifest = build_manifest(caught=list(caught), **manifest_args)
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
     return RunResult(
@@ -828,7 +918,7 @@ def run(
         manifest_path=manifest_path,
         report_path=report_path,
         rows_in=data.rows,
-        rows_out=len(frame),
+        rows_out=rows_out,
         manifest=manifest,
         warnings=warning_records(list(caught)),
         seconds=time.perf_counter() - started,
