@@ -2,13 +2,18 @@
 
 :func:`run` is the whole path of a release. The plan is validated and its budget
 allocated; the ledger is built and checked against the budget before the input is
-opened (a refused plan reads nothing, and ``dry_run=True`` stops there). The engine then
+opened (a refused plan reads nothing, and ``dry_run=True`` stops there). The one
+exception is ``allocation: target`` without a public ``budget.target.sample``, which
+measures utility on a sample of the input first (with a warning). The engine then
 reads the input and runs the row steps (column treatments and geo masks that treat each
 record on its own); table steps (anonymization, cloaking, grid suppression) follow on
 the whole table. The costs the functions recorded are compared with the plan, and only
 then are the outputs written, each atomically (a temporary file in the output folder,
 renamed over the target), the manifest last: a failure at any point leaves the previous
-release, report and manifest as they were.
+release, report and manifest as they were. (A Dask run without table steps or report
+streams its partitions into the temporary file and compares the costs before the
+rename.) A killed run may leave its hidden temporary file behind, never a partial
+release.
 
 Every privacy decision is made by the functions this module calls
 (:mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo`, :mod:`veil.anonymity`); the runner
