@@ -170,6 +170,7 @@ def test_sweep_of_a_plan_column(veil: Veil, adult_csv: Path, tmp_path: Path) -> 
         "--mechanisms", "laplace,gaussian", "--delta", "1e-6", "--out", out,
     )  # fmt: skip
     assert result.code == 0, result.err
+    assert "age laplace" in result.out and "age gaussian" in result.out
     summary = pd.read_csv(out / "age_summary.csv")
     assert set(summary["mechanism"]) == {"laplace", "gaussian"}
     assert (out / "age.png").stat().st_size > 0

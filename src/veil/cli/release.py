@@ -151,6 +151,24 @@ def release(
 # ----------------------------------------------------------------------------- sweep
 
 
+def _print_sweep(summary: pd.DataFrame) -> None:
+    """One row per epsilon, one column per swept column and mechanism: mean ± std."""
+    series = list(dict.fromkeys(zip(summary["column"], summary["mechanism"], strict=True)))
+    cells = {
+        (row.column, row.mechanism, row.epsilon): f"{row.mean:.4g} ± {row.std:.2g}"
+        for row in summary.itertuples(index=False)
+    }
+    metrics = ", ".join(str(m) for m in pd.unique(summary["metric"]))
+    print_table(
+        f"Sweep: {metrics}, mean ± std over runs",
+        ["epsilon", *(f"{column} {mechanism}" for column, mechanism in series)],
+        [
+            [epsilon, *(cells.get((c, m, epsilon), "-") for c, m in series)]
+            for epsilon in sorted(pd.unique(summary["epsilon"]))
+        ],
+    )
+
+
 def _read_plan_input(spec: InputSpec, plan_file: Path) -> pd.DataFrame:
     """The plan's input table, read with the plan's options."""
     from veil import datasets
@@ -281,7 +299,9 @@ def sweep(
         Path | None,
         typer.Argument(help="A release plan whose --column is swept (or use --paper)."),
     ] = None,
-    out: OutDir = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Output folder for the sweep's files (created if needed).")
+    ] = Path("sweep"),
     paper: Annotated[
         bool,
         typer.Option(
@@ -343,8 +363,6 @@ def sweep(
 
     if paper == (plan is not None):
         raise CliUsageError("PLAN, --paper: give a plan (with --column) or --paper, not both")
-    if out is None:
-        raise CliUsageError("--out: required (the folder for the sweep's files)")
     grid = None if epsilons is None else split_numbers(epsilons, "--epsilons")
     info: dict[str, Any] = {}
     with captured_warnings() as caught, status("sweeping"):
@@ -383,13 +401,7 @@ def sweep(
             }
         )
         return
-    print_table(
-        "Sweep summary (mean and std over runs)",
-        ["column", "mechanism", "epsilon", "spent", "metric", "mean", "std"],
-        summary[
-            ["column", "mechanism", "epsilon", "epsilon_spent", "metric", "mean", "std"]
-        ].itertuples(index=False, name=None),  # type: ignore[arg-type]
-    )
+    _print_sweep(summary)
     print_text("wrote " + ", ".join(os.fspath(p) for p in paths.values()))
 
 
@@ -431,14 +443,23 @@ def report(
     ] = None,
     location: Annotated[
         list[str] | None,
-        typer.Option("--location", help="LAT,LON columns of a location; repeatable."),
+        typer.Option(
+            "--location", metavar="LAT,LON", help="LAT,LON columns of a location; repeatable."
+        ),
     ] = None,
     target: Annotated[
         str | None,
         typer.Option("--target", help="Class column for ML utility; default the plan's."),
     ] = None,
     title: Annotated[str, typer.Option("--title", help="The page title.")] = "Release report",
-    seed: Seed = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Reproducible train/test split (ML utility) and probe points (maps). "
+            "Default: secure randomness.",
+        ),
+    ] = None,
     sep: Sep = None,
 ) -> None:
     """Build the self-contained HTML report of a release (veil.release.report).

@@ -187,6 +187,7 @@ def anonymize(
         list[str],
         typer.Option(
             "--hierarchy",
+            metavar="COLUMN=FILE",
             help="COLUMN=FILE.csv: a quasi-identifier and its generalization hierarchy "
             "(anjana's ',' or ARX's ';' format); repeat for each quasi-identifier.",
         ),
@@ -199,6 +200,7 @@ def anonymize(
         list[str] | None,
         typer.Option(
             "--l",
+            metavar="ATTRIBUTE:L",
             help="ATTRIBUTE:L, distinct l-diversity of a sensitive column; repeatable.",
         ),
     ] = None,
@@ -206,6 +208,7 @@ def anonymize(
         list[str] | None,
         typer.Option(
             "--t",
+            metavar="ATTRIBUTE:T[:DISTANCE]",
             help="ATTRIBUTE:T[:DISTANCE], t-closeness of a sensitive column, DISTANCE "
             "'equal' (default) or 'ordered'; repeatable.",
         ),
@@ -541,7 +544,10 @@ def _load_key(key_file: Path | None, key_env: str | None, key_id: str | None) ->
 @reporting_errors
 def mask(
     data: Data,
-    column: Annotated[list[str], typer.Option("--column", help="A column to mask; repeatable.")],
+    column: Annotated[
+        list[str],
+        typer.Option("--column", metavar="COLUMN", help="A column to mask; repeatable."),
+    ],
     method: Annotated[
         MaskMethod,
         typer.Option(
