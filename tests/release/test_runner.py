@@ -666,3 +666,43 @@ def test_dask_with_a_table_step_gathers_the_partitions(tmp_path: Path) -> None:
     assert "row steps (2 partitions)" in timings
     assert "dropoff_latitude, dropoff_longitude: grid" in timings
     assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        {"method": "jitter", "radius_m": 100},
+        {"method": "donut", "r_min_m": 50, "r_max_m": 200},
+        {"method": "grid", "cell_m": 500},
+        {"method": "cloak", "k": 5},
+        {"method": "planar_laplace", "epsilon": 0.02, "reports": 2, "grid_m": 50},
+    ],
+)
+def test_every_geo_mask_runs(tmp_path: Path, mask: dict[str, Any]) -> None:
+    plan = {
+        "input": {"dataset": "nyc_taxi", "columns": ["pickup_latitude", "pickup_longitude"]},
+        "locations": [
+            {
+                "lat": "pickup_latitude",
+                "lon": "pickup_longitude",
+                "mask": mask,
+                "centre": [40.758, -73.9855],
+            }
+        ],
+        "budget": {"metric": {"epsilon": 0.04}},
+        "output": {"report": False},
+    }
+    result = run(plan, tmp_path, rng=9)
+    released = pd.read_csv(tmp_path / "release.csv")
+    from veil.datasets import load_nyc_taxi
+
+    taxi = load_nyc_taxi()
+    changed = (released["pickup_latitude"] != taxi["pickup_latitude"]).mean()
+    assert changed > 0.9
+    steps = result.manifest["steps"]["pickup_latitude, pickup_longitude"]
+    assert steps["step"] == mask["method"]
+    if mask["method"] == "planar_laplace":
+        assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.04)
+    if mask["method"] == "cloak":
+        assert steps["cost"]["notion"] == "syntactic"
+        assert "PrivacyLeakWarning" in {w["category"] for w in result.warnings}
