@@ -706,3 +706,32 @@ def test_every_geo_mask_runs(tmp_path: Path, mask: dict[str, Any]) -> None:
     if mask["method"] == "cloak":
         assert steps["cost"]["notion"] == "syntactic"
         assert "PrivacyLeakWarning" in {w["category"] for w in result.warnings}
+
+
+def test_ordinal_exponential_records_its_exact_channel_epsilon(tmp_path: Path) -> None:
+    from veil.datasets import ADULT_DOMAINS
+
+    plan = {
+        "input": {"dataset": "adult", "columns": ["education", "salary-class"]},
+        "columns": {
+            "education": {
+                "role": "quasi_identifier",
+                "treatment": {
+                    "method": "exponential",
+                    "epsilon": 2.0,
+                    "calibration": "standard",
+                    "ordinal": True,
+                    "domain": list(ADULT_DOMAINS["education"]),
+                },
+            },
+            "salary-class": {"role": "sensitive", "treatment": "keep"},
+        },
+        "budget": {"ldp": {"epsilon": 2.0}},
+        "output": {"report": False},
+    }
+    result = run(plan, tmp_path)
+    step = result.manifest["steps"]["education"]
+    assert step["cost"]["epsilon"] == pytest.approx(step["planned_cost"]["epsilon"])
+    assert step["cost"]["epsilon"] < 2.0
+    released = pd.read_csv(tmp_path / "release.csv")
+    assert set(released["education"]) <= set(ADULT_DOMAINS["education"])
