@@ -263,6 +263,20 @@ def test_location_pairs(original: pd.DataFrame, released: pd.DataFrame) -> None:
     assert "Not released." in maps
 
 
+def test_far_placeholder_locations_are_left_out(
+    original: pd.DataFrame, released: pd.DataFrame
+) -> None:
+    rows = original.index[:12]
+    placeholder = original.copy()
+    placeholder.loc[rows, ["lat", "lon"]] = 0.0
+    masked = released.copy()
+    masked.loc[rows, ["lat", "lon"]] = 0.0
+    maps = _section(_build(placeholder, masked, target=None), "maps")
+    assert "Not computed" not in maps
+    assert "Not drawn: 12 original and 12 released points more than 500 km" in maps
+    assert "Measured on the 2,988 records" in maps and "12 are left out" in maps
+
+
 def test_no_target_and_no_locations(original: pd.DataFrame, released: pd.DataFrame) -> None:
     page = _build(original, released, target=None, locations=[], rng=None)
     assert 'id="ml-utility"' not in page

@@ -71,6 +71,10 @@ _METRICS: Final[tuple[str, ...]] = (
     "ml_utility",
     "maps",
 )
+# Location figures and measures keep the points within this distance of the median
+# original location: one local projection in metres holds them, and (0, 0) placeholders
+# or other far outliers do not squash the map.
+_REGION_KM: Final[float] = 500.0
 _DPI: Final[int] = 80
 _ORIGINAL_COLOUR: Final[str] = "#7f7f7f"
 _RELEASED_COLOUR: Final[str] = "#d62728"
@@ -1144,24 +1148,28 @@ def _location_figure(ctx: _Context, lat: Hashable, lon: Hashable) -> str:
     x1, y1 = _points(ctx.released, lat, lon)
     if x0.size == 0:
         return _p("The original has no complete coordinate pair.")
+    centre = (float(np.median(y0)), float(np.median(x0)))
+    near0 = _within_region(y0, x0, centre)
+    near1 = _within_region(y1, x1, centre)
+    x0, y0, x1, y1 = x0[near0], y0[near0], x1[near1], y1[near1]
     fig = _figure(13.0, 4.4)
     axes = fig.subplots(1, 3)
-    aspect = 1.0 / max(math.cos(math.radians(float(np.median(y0)))), 0.01)
+    aspect = 1.0 / max(math.cos(math.radians(centre[0])), 0.01)
     s0, s1 = _systematic(x0.size, _MAP_POINTS), _systematic(x1.size, _MAP_POINTS)
     xs = np.concatenate([x0[s0], x1[s1]])
     ys = np.concatenate([y0[s0], y1[s1]])
-    xlim = np.nanpercentile(xs, [0.5, 99.5])
-    ylim = np.nanpercentile(ys, [0.5, 99.5])
+    xlim = _padded(np.percentile(xs, [0.5, 99.5]))
+    ylim = _padded(np.percentile(ys, [0.5, 99.5]))
     for ax, x, y, picks, colour, label in (
         (axes[0], x0, y0, s0, _ORIGINAL_COLOUR, f"original ({x0.size:,} points)"),
         (axes[1], x1, y1, s1, _RELEASED_COLOUR, f"released ({x1.size:,} points)"),
     ):
         ax.scatter(x[picks], y[picks], s=2.0, c=colour, linewidths=0)
         ax.set_title(label, fontsize=9)
-        ax.set_xlim(*_padded(xlim))
-        ax.set_ylim(*_padded(ylim))
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
     # Zoom on the busiest cell of a 20 x 20 grid over the central extent.
-    counts, xe, ye = np.histogram2d(x0, y0, bins=20, range=[_padded(xlim), _padded(ylim)])
+    counts, xe, ye = np.histogram2d(x0, y0, bins=20, range=[xlim, ylim])
     i, j = np.unravel_index(int(np.argmax(counts)), counts.shape)
     zx, zy = (xe[i], xe[i + 1]), (ye[j], ye[j + 1])
     for x, y, colour, size in ((x0, y0, _ORIGINAL_COLOUR, 6.0), (x1, y1, _RELEASED_COLOUR, 4.0)):
@@ -1179,7 +1187,31 @@ def _location_figure(ctx: _Context, lat: Hashable, lon: Hashable) -> str:
         ax.tick_params(labelsize=7)
         ax.set_xlabel("longitude", fontsize=8)
     axes[0].set_ylabel("latitude", fontsize=8)
-    return f"<figure>{_img(fig, f'locations {lat}, {lon} before and after')}</figure>"
+    figure = f"<figure>{_img(fig, f'locations {lat}, {lon} before and after')}</figure>"
+    far = (int((~near0).sum()), int((~near1).sum()))
+    if any(far):
+        figure += _p(
+            f"Not drawn: {far[0]:,} original and {far[1]:,} released points more than "
+            f"{_REGION_KM:g} km from the median original location ({centre[0]:.4f}, "
+            f"{centre[1]:.4f}), such as (0, 0) placeholders.",
+            "muted",
+        )
+    return figure
+
+
+def _within_region(
+    lat: FloatArray, lon: FloatArray, centre: tuple[float, float]
+) -> npt.NDArray[np.bool_]:
+    """Points within ``_REGION_KM`` of ``centre`` (haversine on a 6 371 km sphere)."""
+    phi0, lam0 = math.radians(centre[0]), math.radians(centre[1])
+    phi, lam = np.radians(lat), np.radians(lon)
+    a = (
+        np.sin((phi - phi0) / 2.0) ** 2
+        + math.cos(phi0) * np.cos(phi) * np.sin((lam - lam0) / 2.0) ** 2
+    )
+    distance_km = 2.0 * 6371.0088 * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+    near: npt.NDArray[np.bool_] = distance_km <= _REGION_KM
+    return near
 
 
 def _padded(limits: FloatArray) -> tuple[float, float]:
@@ -1201,7 +1233,29 @@ def _location_measures(
         )
     # evaluate takes string labels: hand it the two coordinate columns under fixed names.
     before, after = (frame[[lat, lon]].set_axis(["lat", "lon"], axis=1) for frame in matched)
-    measures = evaluate(before, after, "lat", "lon", rng=generator).summary()
+    y0 = before["lat"].to_numpy(dtype=np.float64, na_value=np.nan)
+    x0 = before["lon"].to_numpy(dtype=np.float64, na_value=np.nan)
+    complete = np.isfinite(y0) & np.isfinite(x0)
+    if not complete.any():
+        return _p("The original has no complete coordinate pair: linkage is not measured.")
+    centre = (float(np.median(y0[complete])), float(np.median(x0[complete])))
+    # One local projection in metres must hold every point: far outliers are left out.
+    keep = complete & _within_region(y0, x0, centre)
+    measures = evaluate(
+        before[keep].reset_index(drop=True),
+        after[keep].reset_index(drop=True),
+        "lat",
+        "lon",
+        rng=generator,
+    ).summary()
+    note = ""
+    if not keep.all():
+        note = _p(
+            f"Measured on the {int(keep.sum()):,} records whose original location is "
+            f"complete and within {_REGION_KM:g} km of the median original location; "
+            f"{int((~keep).sum()):,} are left out.",
+            "muted",
+        )
     labels = {
         "reid_rate": "re-identified by a nearest-location attacker",
         "suppressed_share": "locations suppressed",
@@ -1214,10 +1268,14 @@ def _location_measures(
     }
     shares = {"reid_rate", "suppressed_share", "k_below_5_share"}
     rows = [(labels.get(k, k), _pct(v) if k in shares else v) for k, v in measures.items()]
-    return _table(["measure", "value"], rows) + _p(
-        "Measured against an attacker who holds the true locations and links each "
-        "released point to the nearest one (veil.geo.evaluate).",
-        "muted",
+    return (
+        note
+        + _table(["measure", "value"], rows)
+        + _p(
+            "Measured against an attacker who holds the true locations and links each "
+            "released point to the nearest one (veil.geo.evaluate).",
+            "muted",
+        )
     )
 
 
