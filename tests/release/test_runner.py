@@ -100,6 +100,10 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert manifest["input"]["rows"] == 32561
     assert len(manifest["input"]["sha256"]) == 64
     assert manifest["plan"]["name"] == "adult-demo"
+    assert manifest["plan_file"] == {
+        "path": str(EXAMPLES / "adult.yaml"),
+        "sha256": hashlib.sha256((EXAMPLES / "adult.yaml").read_bytes()).hexdigest(),
+    }
     assert manifest["engine"] == "pandas"
     assert manifest["randomness"] == {"generator": "secure (AES-CTR keyed from OS entropy)"}
     age = manifest["steps"]["age"]

@@ -55,7 +55,7 @@ def not_protected(plan: Plan, dropped_unlisted: Sequence[str]) -> dict[str, Any]
 def build_manifest(
     *,
     plan: Plan,
-    plan_source: str | None,
+    plan_source: Mapping[str, str] | None,
     ledger: ReleaseLedger,
     input_info: Mapping[str, Any],
     engine: str,
@@ -75,8 +75,8 @@ def build_manifest(
     ----------
     plan : Plan
         The allocated plan that ran.
-    plan_source : str or None
-        The plan file, if the plan came from one.
+    plan_source : mapping or None
+        ``path`` and ``sha256`` of the plan file, if the plan came from one.
     ledger : ReleaseLedger
         The planned costs.
     input_info : mapping
@@ -128,7 +128,7 @@ def build_manifest(
     return {
         "veil_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "plan_file": plan_source,
+        "plan_file": None if plan_source is None else dict(plan_source),
         "plan": plan.model_dump(mode="json"),
         "input": dict(input_info),
         "engine": engine,

@@ -732,8 +732,12 @@ def run(
         the previous outputs stay as they were.
     """
     started = time.perf_counter()
-    plan_source = None if isinstance(plan, (Plan, dict)) else os.fspath(plan)
     loaded = load_plan(plan)
+    plan_source = (
+        None
+        if isinstance(plan, (Plan, dict))
+        else {"path": os.fspath(plan), "sha256": _sha256_file(os.fspath(plan))}
+    )
     chosen = get_engine(engine)
     timings: dict[str, float] = {}
     target = loaded.budget.target
