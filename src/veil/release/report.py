@@ -955,7 +955,8 @@ def _divergence_section(ctx: _Context) -> str:
                     "TVD, Jensen-Shannon and Kullback-Leibler compare the frequencies of exact "
                     "values (0 = unchanged; KL is ∞ when the release never takes a value the "
                     "original takes); Wasserstein, numeric columns only, is in the column's "
-                    "unit and accounts for how far values moved.",
+                    "unit and accounts for how far values moved. A generalized column shares "
+                    "few values with the original, so its TVD is near 1 by construction.",
                     "muted",
                 )
             )
