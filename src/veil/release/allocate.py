@@ -116,11 +116,7 @@ def allocate(plan: Plan) -> Plan:
             raise PlanError(
                 f"budget.ldp.epsilon: required to allocate epsilon to columns {sorted(open_ldp)}"
             )
-        stated = sum(
-            spec.treatment.epsilon or 0.0
-            for spec in plan.columns.values()
-            if isinstance(spec.treatment, LdpTreatment)
-        )
+        stated = _stated_ldp(plan)
         left = plan.budget.ldp.epsilon - stated
         if not left > 0:
             raise PlanError(
