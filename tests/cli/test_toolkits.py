@@ -233,6 +233,7 @@ def test_ldp_domain_from_data_warns_of_the_leak(
         (["--mechanism", "gaussian", "--epsilon", "1", "--bounds", "1,2"], "--delta: required"),
         (["--mechanism", "krr", "--epsilon", "1", "--domain", "1,2", "--bounds", "1,2"], "not for"),
         (["--mechanism", "dp", "--epsilon", "1"], "--mechanism"),
+        (["--mechanism", "krr", "--epsilon", "1", "--domain", "1,2", "--ordinal"], "--ordinal"),
     ],
 )
 def test_ldp_usage_errors(

@@ -427,6 +427,8 @@ def ldp(
                 f"--domain: --mechanism {mechanism.value} needs the public categories "
                 "(--domain A,B,C), or --domain-from-data to read them from the data"
             )
+    if ordinal and (mechanism is not LdpMechanism.exponential or domain is None):
+        raise CliUsageError("--ordinal: for --mechanism exponential with --domain (in order)")
     if mechanism is LdpMechanism.gaussian and delta is None:
         raise CliUsageError("--delta: required by --mechanism gaussian")
     if delta is not None and mechanism is not LdpMechanism.gaussian:
@@ -466,8 +468,6 @@ def ldp(
                 **common,
             )
         elif mechanism is LdpMechanism.exponential:
-            if ordinal and categories is None:
-                raise CliUsageError("--ordinal: needs the categories in order (--domain)")
             scores = ordinal_scores(len(categories)) if ordinal and categories else None
             released = toolkit.dp_exponential(
                 frame,
@@ -487,6 +487,7 @@ def ldp(
             released = toolkit.dp_randomized_response_binary(
                 frame, column, epsilon, new_column, domain=categories, **common
             )
+    # Parquet would carry attrs (the recorded costs) into the file's metadata.
     released.attrs = {}
     write_table(released, out, sep=sep, inputs=[data])
     print_warnings(caught)
@@ -650,6 +651,7 @@ def mask(
                     released[name] = masking.mask_phone(values, keep_last)
                 else:
                     released[name] = masking.mask_card(values)
+    # Parquet would carry attrs (the recorded costs) into the file's metadata.
     released.attrs = {}
     write_table(released, out, sep=sep, inputs=[data])
     print_warnings(caught)
@@ -839,6 +841,7 @@ def geo(
                 bounds_m=None if root is None else (root[0], root[1], root[2]),
                 **common,
             )
+        # Parquet would carry attrs (the recorded costs) into the file's metadata.
         masked.attrs = {}
         write_table(masked, out, sep=sep, inputs=[data])
         if map_file is not None:
