@@ -267,3 +267,14 @@ def test_demo_releases_adult_and_taxis_with_a_map(veil: Veil, tmp_path: Path) ->
     html = (location / "map.html").read_text()
     originals = [f"{lat:.6f}" for lat in load_nyc_taxi()["pickup_latitude"] if lat != 0]
     assert sum(value in html for value in originals) < 0.02 * len(originals)
+
+
+def test_release_on_dask_and_an_unknown_engine(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    result = veil("release", plan, "--out", tmp_path / "dask", "--engine", "dask", "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["rows_out"] == 600
+    unknown = veil("release", plan, "--out", tmp_path / "spark", "--engine", "spark")
+    assert unknown.code == 2
+    assert "engine: must be" in unknown.err and "'spark'" in unknown.err
+    assert not (tmp_path / "spark").exists()
