@@ -739,3 +739,29 @@ def test_ordinal_exponential_records_its_exact_channel_epsilon(tmp_path: Path) -
     assert step["cost"]["epsilon"] < 2.0
     released = pd.read_csv(tmp_path / "release.csv")
     assert set(released["education"]) <= set(ADULT_DOMAINS["education"])
+
+
+def test_keys_are_checked_before_the_input_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "k.key").write_text(secrets.token_hex(32), encoding="utf-8")
+    plan: dict[str, Any] = {
+        "input": {"path": str(tmp_path / "absent.csv")},
+        "columns": {
+            "id": {
+                "role": "identifier",
+                "treatment": {
+                    "method": "hmac",
+                    "key_file": str(tmp_path / "k.key"),
+                    "key_id": "0000000000000000",
+                },
+            }
+        },
+    }
+    with pytest.raises(ValueError, match=r"key_id: expected key '0000000000000000'"):
+        run(plan, tmp_path / "out")
+    plan["columns"]["id"]["treatment"] = {"method": "hmac", "key_env": "VEIL_TEST_UNSET_KEY"}
+    monkeypatch.delenv("VEIL_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"environment variable 'VEIL_TEST_UNSET_KEY'"):
+        run(plan, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
