@@ -292,3 +292,35 @@ def test_time_limit_returns_a_feasible_node_and_says_it_is_not_optimal(
     assert (sizes >= 5).all()
     with pytest.raises(ParameterError, match="time_limit"):
         anonymize(df, hierarchies, [KAnonymity(5)], max_suppression=0.02, time_limit=0)
+
+
+@pytest.mark.parametrize("max_suppression", [0.0, 0.1])
+def test_an_aggregated_table_with_weights_gives_the_records_optimum(
+    max_suppression: float,
+) -> None:
+    df, hierarchies = _small(5, n=120)
+    models: list[PrivacyModel] = [KAnonymity(4), TCloseness("disease", 0.4)]
+    raw = anonymize(df, hierarchies, models, max_suppression=max_suppression)
+    counts = df.groupby([*hierarchies, "disease"]).size().rename("n").reset_index()
+    counts = counts.sample(frac=1.0, random_state=0)  # row order must not matter
+    grouped = anonymize(
+        counts, hierarchies, models, max_suppression=max_suppression, weights="n"
+    )
+    assert grouped.levels == raw.levels
+    assert grouped.suppressed == raw.suppressed
+    for name in ("loss", "discernibility", "entropy", "classes"):
+        assert grouped.metrics[name] == pytest.approx(raw.metrics[name], rel=1e-12)
+    assert int(grouped.data["n"].sum()) == len(raw.data)
+
+
+def test_weights_errors() -> None:
+    df, hierarchies = _small(0)
+    df = df.assign(n=1)
+    with pytest.raises(ColumnError, match="weights"):
+        anonymize(df, hierarchies, [KAnonymity(2)], max_suppression=0, weights="nope")
+    with pytest.raises(ParameterError, match="integer record counts"):
+        anonymize(df.assign(n=-1), hierarchies, [KAnonymity(2)], max_suppression=0, weights="n")
+    with pytest.raises(ParameterError, match="integer record counts"):
+        anonymize(df.assign(n=0.5), hierarchies, [KAnonymity(2)], max_suppression=0, weights="n")
+    with pytest.raises(ParameterError, match="quasi-identifier"):
+        anonymize(df, hierarchies, [KAnonymity(2)], max_suppression=0, weights="age")

@@ -226,3 +226,22 @@ def test_adult_summary() -> None:
     assert s.n_classes == len(expected)
     assert s.sample_uniques == int((expected == 1).sum())
     assert s.prosecutor_average == pytest.approx(len(expected) / len(adult))
+
+
+def test_summary_of_an_aggregated_table_with_weights_equals_the_records_summary() -> None:
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame(
+        {"zip": rng.choice(["1", "2", "3", "4"], 500), "age": rng.integers(20, 30, 500)}
+    )
+    counts = df.groupby(["zip", "age"]).size().rename("n").reset_index()
+    counts = pd.concat([counts, counts.head(2).assign(n=0)])  # empty rows are ignored
+    for fraction in (None, 0.1):
+        raw = summary(df, ["zip", "age"], sampling_fraction=fraction)
+        grouped = summary(counts, ["zip", "age"], sampling_fraction=fraction, weights="n")
+        assert grouped == raw
+    with pytest.raises(ColumnError, match="weights"):
+        summary(counts, ["zip", "age"], weights="zip")
+    with pytest.raises(ParameterError, match="integer counts"):
+        summary(counts.assign(n=-1), ["zip", "age"], weights="n")
+    with pytest.raises(ParameterError, match="population"):
+        summary(counts, ["zip", "age"], weights="n", population=np.ones(len(counts)))

@@ -103,7 +103,7 @@ def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, i
     for column, radix in zip(columns[1:], radices[1:], strict=True):
         radix = max(radix, 1)
         if span * radix >= _KEY_LIMIT:
-            key, span, _ = _factorize(key, span)
+            key, span, _ = _factorize(key, span, first=False)
         key *= radix
         key += column
         span *= radix
@@ -136,8 +136,10 @@ def _key(
     return key, span
 
 
-def _factorize(key: _Ints, span: int) -> tuple[_Ints, int, _Ints]:
+def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _Ints]:
     """Dense codes of ``key`` (values in [0, span)), their number, each code's first row.
+
+    The first rows are left empty unless ``first``.
 
     A lookup table when the span is small next to the keys, else a hash table: both
     linear, unlike sorting.
@@ -153,9 +155,10 @@ def _factorize(key: _Ints, span: int) -> tuple[_Ints, int, _Ints]:
         raw, uniques = pd.factorize(key)
         codes = np.asarray(raw, dtype=np.int64)
         k = len(uniques)
-    first = np.empty(k, dtype=np.int64)
-    first[codes[::-1]] = np.arange(m - 1, -1, -1, dtype=np.int64)
-    return codes, k, first
+    rows = np.empty(k if first else 0, dtype=np.int64)
+    if first:
+        rows[codes[::-1]] = np.arange(m - 1, -1, -1, dtype=np.int64)
+    return codes, k, rows
 
 
 @dataclass
@@ -253,6 +256,7 @@ class _Problem:
         max_suppression: float,
         metric: str,
         sensitive: str | Sequence[str] | None,
+        weights: str | None = None,
     ) -> None:
         if not isinstance(df, pd.DataFrame):
             raise DataTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -300,7 +304,9 @@ class _Problem:
         self.df = df
         self.models = models
         self.metric = metric
-        self.n = len(df)
+        self.rows = len(df)
+        self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
+        self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
         self.monotone = all(m.monotone(self.max_out > 0) for m in models)
         # Models whose suppressed set shrinks as nodes coarsen, even with suppression:
@@ -321,7 +327,8 @@ class _Problem:
             values = np.asarray(codes, dtype=np.int64)
             self.sens.append(values)
             self.n_values.append(len(uniques))
-            self.prior.append(np.bincount(values, minlength=len(uniques)) / self.n)
+            prior = np.bincount(values, weights=self.weight, minlength=len(uniques)) / self.n
+            self.prior.append(prior)
             for model in models:
                 if model.attribute == att:
                     model._prepare(pd.Index(uniques))
@@ -336,7 +343,7 @@ class _Problem:
         self.gen_entropy: list[_Floats] = []
         for h, codes0 in zip(self.hierarchies, self.level0, strict=True):
             leaves = len(h.codes(0))
-            hist = np.bincount(codes0, minlength=leaves)
+            hist = np.bincount(codes0, weights=self.weight, minlength=leaves)
             offset = float(hist @ np.log2(np.maximum(hist, 1)))
             level_codes = [h.codes(level).astype(np.int64) for level in range(h.levels)]
             groups, losses, logs, gen, ent = [], [], [], [], []
@@ -364,20 +371,45 @@ class _Problem:
             self.gen_loss.append(np.array(gen))
             self.gen_entropy.append(np.array(ent))
 
+    @staticmethod
+    def _weights(df: pd.DataFrame, weights: str | None, roles: list[str]) -> _Ints:
+        """Records per row: 1, or the non-negative integers of column ``weights``."""
+        if weights is None:
+            return np.ones(len(df), dtype=np.int64)
+        if not isinstance(weights, str) or weights not in df.columns:
+            raise ColumnError(f"weights must name a column of df, got {weights!r}")
+        if weights in roles:
+            raise ParameterError(
+                f"weights column {weights!r} is also a quasi-identifier or sensitive attribute"
+            )
+        column = df[weights]
+        if not pd.api.types.is_numeric_dtype(column) or column.isna().any():
+            raise DataTypeError(
+                f"weights column {weights!r} must hold record counts (integers >= 0), "
+                f"got dtype {column.dtype} with {int(column.isna().sum())} missing"
+            )
+        values = column.to_numpy(dtype=np.float64)
+        if (values < 0).any() or (values != np.round(values)).any() or values.sum() < 1:
+            raise ParameterError(
+                f"weights column {weights!r} must hold integer record counts >= 0 "
+                "summing to at least 1"
+            )
+        return values.astype(np.int64)
+
     def base(self) -> _Table:
         """The records grouped by original QI and sensitive values."""
         return self._group(self.records(), [g[0] for g in self.groups])
 
     def records(self) -> _Table:
         """One row per record, at the original levels."""
-        sens = np.array(self.sens, dtype=np.int64).reshape(len(self.sens), self.n).T.copy()
+        sens = np.array(self.sens, dtype=np.int64).reshape(len(self.sens), self.rows).T.copy()
         qi = np.array(self.level0, dtype=np.int64).T.copy()
-        rows = np.arange(self.n, dtype=np.int64)
-        return _Table(qi, sens, np.ones(self.n, np.int64), rows, rows)
+        rows = np.arange(self.rows, dtype=np.int64)
+        return _Table(qi, sens, self.weight, rows, rows)
 
     def _group(self, table: _Table, radices: list[int]) -> _Table:
         key, span = _key(table.qi, radices)
-        cls, n_classes, _ = _factorize(key, span)
+        cls, n_classes, _ = _factorize(key, span, first=False)
         return self._rows(table, cls, n_classes, {})
 
     def _rows(
@@ -396,13 +428,13 @@ class _Problem:
             rows, n_rows, first = cls, n_classes, np.empty(n_classes, dtype=np.int64)
             first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1, dtype=np.int64)
             count = np.bincount(cls, weights=table.count, minlength=n_classes).astype(np.int64)
-        qi = table.qi[first]
+        qi = np.take(table.qi, first, axis=0)  # much faster than qi[first] on 2-D
         for j, up in maps.items():
             qi[:, j] = up[qi[:, j]]
         row_cls = cls[first]
         reps = np.empty(n_classes, dtype=np.int64)
         reps[row_cls] = np.arange(n_rows, dtype=np.int64)
-        return _Table(qi, table.sens[first], count, row_cls, reps)
+        return _Table(qi, np.take(table.sens, first, axis=0), count, row_cls, reps)
 
     def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
         return _metrics.lower_bounds(
@@ -424,11 +456,11 @@ class _Problem:
         start = source_node or (0,) * len(node)
         changed = [j for j, (a, b) in enumerate(zip(start, node, strict=True)) if b > a]
         # Classes merge as wholes: key one row per source class, not every row.
-        rep_qi = source.qi[source.reps]
+        rep_qi = np.take(source.qi, source.reps, axis=0)
         mapped = {j: self.maps[j][start[j], node[j]][rep_qi[:, j]] for j in changed}
         radices = [self.groups[j][lv] for j, lv in enumerate(node)]
         key, span = _key(rep_qi, radices, mapped)
-        merged, n_classes, _ = _factorize(key, span)
+        merged, n_classes, _ = _factorize(key, span, first=False)
         table = self._rows(source, merged[source.cls], n_classes, {
             j: self.maps[j][start[j], node[j]] for j in changed
         })
@@ -487,7 +519,7 @@ class _Problem:
             out = out.loc[kept]
         else:
             out.loc[~kept, self.qis] = "*"
-        return out, int((~kept).sum())
+        return out, int(self.weight[~kept].sum())
 
     def _record_kept(self, generalized: list[_Ints], outcome: _Outcome) -> npt.NDArray[np.bool_]:
         """Whether each record's class is released, from the node's class rows."""
@@ -496,7 +528,9 @@ class _Problem:
             np.concatenate([g, t]) for g, t in zip(generalized, outcome.table.qi.T, strict=True)
         ]
         key, _ = _combine(both, radices)
-        kept: npt.NDArray[np.bool_] = np.isin(key[: self.n], key[self.n :][outcome.row_kept])
+        kept: npt.NDArray[np.bool_] = np.isin(
+            key[: self.rows], key[self.rows :][outcome.row_kept]
+        )
         return kept
 
 
@@ -766,6 +800,7 @@ def anonymize(
     sensitive: str | Sequence[str] | None = None,
     suppression: str = "remove",
     time_limit: float | None = None,
+    weights: str | None = None,
 ) -> AnonymizationResult:
     """The optimal full-domain generalization satisfying every model.
 
@@ -797,6 +832,11 @@ def anonymize(
         ``optimal=False`` and a :class:`SearchBudgetWarning`. Without it the search
         runs to the proven optimum, lazily (best-first from the bottom) when the
         lattice has more than :data:`~veil.anonymity.lattice.MATERIALIZE_LIMIT` nodes.
+    weights : str, optional
+        A column of record counts: each row of ``df`` then stands for that many
+        records (a table aggregated by its QIs and sensitive attributes, e.g. by a
+        distributed group-by); classes, suppression limit and metrics count records.
+        ``data`` keeps the rows (and the column); ``suppressed`` counts records.
 
     Raises
     ------
@@ -814,6 +854,7 @@ def anonymize(
         max_suppression,
         metric,
         sensitive,
+        weights,
     )
     search = _Search(problem, time_limit)
     size = math.prod(h + 1 for h in problem.heights)
@@ -850,6 +891,7 @@ def evaluate(
     metric: str = "loss",
     sensitive: str | Sequence[str] | None = None,
     suppression: str = "remove",
+    weights: str | None = None,
 ) -> AnonymizationResult:
     """Apply one transformation (``levels``, one per QI) and measure it.
 
@@ -865,6 +907,7 @@ def evaluate(
         max_suppression,
         metric,
         sensitive,
+        weights,
     )
     node = _node(problem, levels)
     outcome = problem.evaluate(problem.base(), None, node)

@@ -186,6 +186,31 @@ def _population_class_sizes(
     return np.asarray(big, dtype=np.float64)
 
 
+def _weighted_classes(
+    df: pd.DataFrame, cols: Sequence[Hashable], weights: Hashable, population: object
+) -> tuple[pd.DataFrame, IntArray, IntArray]:
+    """Rows of positive weight, their class ids and the classes' record counts."""
+    if population is not None:
+        raise ParameterError("weights cannot be combined with population; pass one of them")
+    if weights not in df.columns or weights in cols:
+        raise ColumnError(
+            f"weights must name a column of df other than the quasi-identifiers, got {weights!r}"
+        )
+    column = df[weights]
+    if not pd.api.types.is_numeric_dtype(column) or column.isna().any():
+        raise ParameterError(f"weights column {weights!r} must hold integer counts >= 0")
+    counts = column.to_numpy(dtype=np.float64)
+    if (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1:
+        raise ParameterError(
+            f"weights column {weights!r} must hold integer counts >= 0 summing to >= 1"
+        )
+    keep = counts > 0
+    df = df.loc[keep]
+    ids, k = class_ids((df[c] for c in cols), len(df))
+    sizes = np.bincount(ids, weights=counts[keep], minlength=k).astype(np.int64)
+    return df, ids, sizes
+
+
 def summary(
     df: pd.DataFrame,
     quasi_identifiers: Sequence[Hashable],
@@ -193,6 +218,7 @@ def summary(
     threshold: float = 0.2,
     population: pd.DataFrame | npt.ArrayLike | None = None,
     sampling_fraction: float | None = None,
+    weights: Hashable | None = None,
 ) -> RiskSummary:
     """Summarize re-identification risk: prosecutor, journalist and marketer models.
 
@@ -215,6 +241,10 @@ def summary(
         ``n / N`` in ``(0, 1]`` when the table is a sample of a population of known
         size. Adds the population-uniqueness estimate and, if ``population`` is not
         given, estimates population class sizes as ``f_k / pi``.
+    weights : column name, optional
+        A column of record counts (integers >= 0): each row stands for that many
+        records, as in a table aggregated by a distributed group-by. Not combinable
+        with ``population``.
 
     Returns
     -------
@@ -231,8 +261,11 @@ def summary(
     threshold = _check_threshold("threshold", threshold)
     if sampling_fraction is not None:
         sampling_fraction = _check_threshold("sampling_fraction", sampling_fraction)
-    ids, sizes = _classes(df, cols)
-    n, k = len(df), len(sizes)
+    if weights is None:
+        ids, sizes = _classes(df, cols)
+    else:
+        df, ids, sizes = _weighted_classes(df, cols, weights, population)
+    n, k = int(sizes.sum()), len(sizes)
     uniques = int((sizes == 1).sum())
     at_risk = int(sizes[1.0 / sizes > threshold].sum())
 
