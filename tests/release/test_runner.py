@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -82,6 +83,36 @@ def test_adult_example_runs_end_to_end(adult_release: RunResult) -> None:
     sizes = released.groupby(["education", "marital-status", "race"]).size()
     assert sizes.min() >= 5
     assert "<html" in (out / "report.html").read_text(encoding="utf-8").lower()
+
+
+def _section(page: str, heading: str) -> str:
+    """The text of one report section (tags stripped)."""
+    start = page.index(f"<h2>{heading}</h2>")
+    end = page.index("</section>", start)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page[start:end]))
+
+
+def test_adult_report_pairs_the_kept_records_with_their_originals(
+    adult_release: RunResult,
+) -> None:
+    # Records were suppressed, yet the released rows keep their original labels, so the
+    # measures that pair released with original records are computed.
+    assert adult_release.rows_out is not None and adult_release.rows_in is not None
+    assert adult_release.rows_out < adult_release.rows_in
+    assert adult_release.report_path is not None
+    page = adult_release.report_path.read_text(encoding="utf-8")
+    correlation = _section(page, "Correlation loss")
+    ml = _section(page, "Machine-learning utility")
+    for text in (correlation, ml):
+        assert "not computed" not in text.lower()
+        assert "cannot be matched" not in text
+    assert re.search(r"correlation loss \(%\) \d+(\.\d+)?", correlation)
+    assert re.search(r"accuracy (0\.\d+) (0\.\d+)", ml)
+    # The plan's evaluation.metrics leaves out the maps.
+    assert "<h2>Locations</h2>" not in page
+    # The released file itself is written without the index.
+    released = pd.read_csv(adult_release.out_dir / "adult_release.csv")  # type: ignore[operator]
+    assert "Unnamed: 0" not in released.columns
 
 
 def test_adult_example_is_fast_without_the_report(tmp_path: Path) -> None:

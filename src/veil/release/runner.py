@@ -492,7 +492,8 @@ def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame,
         "metrics": {k: float(v) for k, v in result.metrics.items()},
         "models": [repr(m) for m in models],
     }
-    return result.data.reset_index(drop=True), info
+    # The kept records keep their labels, so the report can pair them with the originals.
+    return result.data, info
 
 
 # --------------------------------------------------------------------------- run
@@ -569,6 +570,7 @@ def _report(
         locations=locations,
         target=plan.evaluation.target,
         rng=rng,
+        metrics=plan.evaluation.metrics,
     )
 
 
