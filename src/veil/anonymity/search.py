@@ -163,20 +163,43 @@ def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _
 
 @dataclass
 class _Table:
-    """Rows of distinct (generalized QI codes, sensitive codes) with record counts.
+    """A transformation's classes and its distinct (class, sensitive values) rows.
 
-    ``qi`` is (rows x QIs) and ``sens`` (rows x sensitive attributes), so that a table
-    is sliced or re-keyed in one operation whatever the number of columns.
+    ``classes`` holds the generalized QI codes of each class (classes x QIs) and
+    ``size`` its records; each row is a distinct (class ``cls``, combined sensitive
+    code ``sens``) pair with its record ``count``. Without sensitive attributes the rows
+    are the classes. Coarser nodes are rolled up class by class, so the per-row work
+    is two integer passes whatever the number of QIs.
     """
 
-    qi: _Matrix
-    sens: _Matrix
+    classes: _Matrix
+    size: _Ints
+    cls: _Ints
+    sens: _Ints
     count: _Ints
-    cls: _Ints  # each row's class (rows sharing QI codes)
-    reps: _Ints  # one row of each class
 
     def __len__(self) -> int:
         return len(self.count)
+
+
+def _pairs(
+    cls: _Ints, value: _Ints, count: _Ints, n_classes: int, n_values: int
+) -> tuple[_Ints, _Ints, _Ints]:
+    """Distinct (class, value) pairs with summed counts, sorted, zero counts dropped."""
+    span = n_classes * n_values
+    key = cls * n_values + value
+    if span <= 32 * len(key) + 65536:
+        summed = np.bincount(key, weights=count, minlength=span)
+        keys = np.flatnonzero(summed)
+        totals = summed[keys].astype(np.int64)
+    else:
+        codes, k, first = _factorize(key, span)
+        totals = np.bincount(codes, weights=count, minlength=k).astype(np.int64)
+        keys = key[first]
+        order = np.argsort(keys)
+        keys, totals = keys[order], totals[order]
+        keys, totals = keys[totals > 0], totals[totals > 0]
+    return keys // n_values, keys % n_values, totals
 
 
 @dataclass
@@ -187,7 +210,7 @@ class _Outcome:
     suppressed: int
     monotone_suppressed: int  # by the models that stay monotone with suppression
     values: dict[str, float] | None
-    row_kept: npt.NDArray[np.bool_]
+    kept: npt.NDArray[np.bool_]  # per class of ``table``
 
 
 class _Cache:
@@ -332,6 +355,14 @@ class _Problem:
             for model in models:
                 if model.attribute == att:
                     model._prepare(pd.Index(uniques))
+        # Rows carry one code for all sensitive values (mixed radix, first attribute
+        # most significant); class x code keys must fit in 63 bits.
+        self.sens_span = math.prod(self.n_values)
+        if self.sens_span * max(self.rows, 1) >= _KEY_LIMIT:
+            raise ParameterError(
+                f"the sensitive attributes {attrs} have {self.sens_span} combinations of "
+                "values: too many to check together; use fewer sensitive attributes"
+            )
         # Per QI and level: group count, maps between levels, loss and log2 count per
         # group, and the QI's loss and entropy when nothing is suppressed.
         self.groups: list[list[int]] = []
@@ -398,43 +429,46 @@ class _Problem:
 
     def base(self) -> _Table:
         """The records grouped by original QI and sensitive values."""
-        return self._group(self.records(), [g[0] for g in self.groups])
+        return self.roll_up(self.records(), None, (0,) * len(self.qis))[0]
 
     def records(self) -> _Table:
-        """One row per record, at the original levels."""
-        sens = np.array(self.sens, dtype=np.int64).reshape(len(self.sens), self.rows).T.copy()
-        qi = np.array(self.level0, dtype=np.int64).T.copy()
-        rows = np.arange(self.rows, dtype=np.int64)
-        return _Table(qi, sens, self.weight, rows, rows)
+        """One class and one row per record (of positive weight), at the original levels."""
+        positive = np.flatnonzero(self.weight > 0)
+        classes = np.array(self.level0, dtype=np.int64).T[positive]
+        sens, _ = _combine([s[positive] for s in self.sens], self.n_values)
+        if not self.attrs:
+            sens = np.zeros(len(positive), dtype=np.int64)
+        rows = np.arange(len(positive), dtype=np.int64)
+        weight = self.weight[positive]
+        return _Table(classes, weight, rows, sens, weight)
 
-    def _group(self, table: _Table, radices: list[int]) -> _Table:
-        key, span = _key(table.qi, radices)
-        cls, n_classes, _ = _factorize(key, span, first=False)
-        return self._rows(table, cls, n_classes, {})
+    def roll_up(
+        self, source: _Table, source_node: tuple[int, ...] | None, node: tuple[int, ...]
+    ) -> tuple[_Table, int]:
+        """Generalize ``source`` (a table at ``source_node``, finer) to ``node``.
 
-    def _rows(
-        self, table: _Table, cls: _Ints, n_classes: int, maps: Mapping[int, _Ints]
-    ) -> _Table:
-        """Merge the rows of ``table`` whose class (``cls``) and sensitive values agree.
-
-        ``maps[j]`` recodes QI ``j`` of the merged rows to its coarser level.
+        Returns the table and its number of classes.
         """
+        start = source_node or (0,) * len(node)
+        mapped = {
+            j: self.maps[j][a, b][source.classes[:, j]]
+            for j, (a, b) in enumerate(zip(start, node, strict=True))
+            if b > a
+        }
+        radices = [self.groups[j][lv] for j, lv in enumerate(node)]
+        key, span = _key(source.classes, radices, mapped)
+        merged, n_classes, first = _factorize(key, span)
+        classes = np.take(source.classes, first, axis=0)  # faster than [first] on 2-D
+        for j, codes in mapped.items():
+            classes[:, j] = codes[first]
+        size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
-            # (class, sensitive values) keys span few values: a dense pass, no hashing.
-            key, span = _combine([cls, *table.sens.T], [n_classes, *self.n_values])
-            rows, n_rows, first = _factorize(key, span)
-            count = np.bincount(rows, weights=table.count, minlength=n_rows).astype(np.int64)
+            cls, sens, count = _pairs(
+                merged[source.cls], source.sens, source.count, n_classes, self.sens_span
+            )
         else:
-            rows, n_rows, first = cls, n_classes, np.empty(n_classes, dtype=np.int64)
-            first[cls[::-1]] = np.arange(len(cls) - 1, -1, -1, dtype=np.int64)
-            count = np.bincount(cls, weights=table.count, minlength=n_classes).astype(np.int64)
-        qi = np.take(table.qi, first, axis=0)  # much faster than qi[first] on 2-D
-        for j, up in maps.items():
-            qi[:, j] = up[qi[:, j]]
-        row_cls = cls[first]
-        reps = np.empty(n_classes, dtype=np.int64)
-        reps[row_cls] = np.arange(n_rows, dtype=np.int64)
-        return _Table(qi, np.take(table.sens, first, axis=0), count, row_cls, reps)
+            cls, sens, count = np.arange(n_classes, dtype=np.int64), source.sens[first], size
+        return _Table(classes, size, cls, sens, count), n_classes
 
     def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
         return _metrics.lower_bounds(
@@ -453,28 +487,22 @@ class _Problem:
 
         Metrics are computed when ``with_metrics`` or the node is feasible.
         """
-        start = source_node or (0,) * len(node)
-        changed = [j for j, (a, b) in enumerate(zip(start, node, strict=True)) if b > a]
-        # Classes merge as wholes: key one row per source class, not every row.
-        rep_qi = np.take(source.qi, source.reps, axis=0)
-        mapped = {j: self.maps[j][start[j], node[j]][rep_qi[:, j]] for j in changed}
-        radices = [self.groups[j][lv] for j, lv in enumerate(node)]
-        key, span = _key(rep_qi, radices, mapped)
-        merged, n_classes, _ = _factorize(key, span, first=False)
-        table = self._rows(source, merged[source.cls], n_classes, {
-            j: self.maps[j][start[j], node[j]] for j in changed
-        })
-        row_cls, count = table.cls, table.count
-        sizes = np.bincount(row_cls, weights=count, minlength=n_classes).astype(np.int64)
+        table, n_classes = self.roll_up(source, source_node, node)
+        sizes = table.size
         classes = _Classes(n_classes, sizes)
+        stride = self.sens_span
         for i, att in enumerate(self.attrs):
+            stride //= self.n_values[i]
             if len(self.attrs) == 1:
-                pair_cls, pair_value, pair_count = row_cls, table.sens[:, 0], count
+                pair_cls, pair_value, pair_count = table.cls, table.sens, table.count
             else:
-                key = row_cls * self.n_values[i] + table.sens[:, i]
-                pairs, n_pairs, at = _factorize(key, n_classes * self.n_values[i])
-                pair_cls, pair_value = row_cls[at], table.sens[at, i]
-                pair_count = np.bincount(pairs, weights=count, minlength=n_pairs).astype(np.int64)
+                pair_cls, pair_value, pair_count = _pairs(
+                    table.cls,
+                    table.sens // stride % self.n_values[i],
+                    table.count,
+                    n_classes,
+                    self.n_values[i],
+                )
             classes.pairs[att] = _Pairs(
                 pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
             )
@@ -486,7 +514,6 @@ class _Problem:
             if monotone:
                 monotone_ok &= accepted
         suppressed = int(sizes[~ok].sum())
-        row_kept = ok[row_cls]
         values = None
         if with_metrics or suppressed <= self.max_out:
             values = _metrics.compute(
@@ -496,12 +523,12 @@ class _Problem:
                 group_loss=[self.group_loss[j][lv] for j, lv in enumerate(node)],
                 group_log_count=[self.group_log_count[j][lv] for j, lv in enumerate(node)],
                 entropy_offset=self.entropy_offset,
-                row_codes=list(table.qi.T),
-                row_count=count,
-                row_kept=row_kept,
+                row_codes=list(table.classes.T),
+                row_count=sizes,
+                row_kept=ok,
                 kept_sizes=sizes[ok],
             )
-        return _Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, row_kept)
+        return _Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, ok)
 
     def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
         out = self.df.copy()
@@ -525,11 +552,12 @@ class _Problem:
         """Whether each record's class is released, from the node's class rows."""
         radices = [int(c.max(initial=0)) + 1 for c in generalized]
         both = [
-            np.concatenate([g, t]) for g, t in zip(generalized, outcome.table.qi.T, strict=True)
+            np.concatenate([g, t])
+            for g, t in zip(generalized, outcome.table.classes.T, strict=True)
         ]
         key, _ = _combine(both, radices)
         kept: npt.NDArray[np.bool_] = np.isin(
-            key[: self.rows], key[self.rows :][outcome.row_kept]
+            key[: self.rows], key[self.rows :][outcome.kept]
         )
         return kept
 
