@@ -12,6 +12,8 @@ import pytest
 from veil.anonymity import search as search_module
 from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.models import (
+    AlphaKAnonymity,
+    BasicBetaLikeness,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
@@ -89,8 +91,12 @@ def test_anonymize_finds_the_brute_force_optimum(
         EntropyLDiversity("disease", 2),
         RecursiveCLDiversity("disease", 3, 2),
         TCloseness("disease", 0.3),
+        TCloseness("disease", 0.15),
         TCloseness("age", 0.2, distance="ordered"),
+        BasicBetaLikeness("disease", 0.6),
+        AlphaKAnonymity("disease", 0.5, 2),
     ],
+    ids=repr,
 )
 def test_non_monotone_models_reach_the_brute_force_optimum(model: PrivacyModel) -> None:
     df, hierarchies = _small(3, n=80)

@@ -81,24 +81,33 @@ class Lattice:
         mask: _Bools = np.all(self.nodes <= self.nodes[i], axis=1)
         return mask
 
-    def tag_feasible(self, i: int) -> None:
-        """Node ``i`` is feasible under monotone models: so is everything above it."""
-        self.status[self.up_set(i)] = FEASIBLE
+    def tag_feasible(self, i: int, status: npt.NDArray[np.int8] | None = None) -> None:
+        """Node ``i`` is feasible under monotone models: so is everything above it.
 
-    def tag_infeasible(self, i: int) -> None:
+        ``status`` is another status array of the same nodes to tag instead.
+        """
+        (self.status if status is None else status)[self.up_set(i)] = FEASIBLE
+
+    def tag_infeasible(self, i: int, status: npt.NDArray[np.int8] | None = None) -> None:
         """Node ``i`` is infeasible under monotone models: so is everything below it."""
-        self.status[self.down_set(i)] = INFEASIBLE
+        (self.status if status is None else status)[self.down_set(i)] = INFEASIBLE
 
-    def chain(self, i: int, priority: npt.NDArray[np.float64]) -> list[int]:
+    def chain(
+        self,
+        i: int,
+        priority: npt.NDArray[np.float64],
+        status: npt.NDArray[np.int8] | None = None,
+    ) -> list[int]:
         """A path upwards from ``i`` through unknown nodes, cheapest step first.
 
         Each step moves to the unknown successor of lowest ``priority`` (ties: lowest
         index); the path ends where no successor is unknown. Along the path
         feasibility is monotone, so a binary search finds its lowest feasible node.
         """
+        known = self.status if status is None else status
         path = [i]
         while True:
-            candidates = [s for s in self.successors(path[-1]) if self.status[s] == UNKNOWN]
+            candidates = [s for s in self.successors(path[-1]) if known[s] == UNKNOWN]
             if not candidates:
                 return path
             path.append(min(candidates, key=lambda s: (priority[s], s)))

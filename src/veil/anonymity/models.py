@@ -44,6 +44,9 @@ __all__ = [
 _MAX_LISTED = 20
 _DISTANCES = ("equal", "ordered", "hierarchical")
 
+#: Largest class size :meth:`TCloseness._minimum_size` tries.
+_SIZE_SEARCH_LIMIT = 1000
+
 _Ints = npt.NDArray[np.int64]
 _Bools = npt.NDArray[np.bool_]
 _Floats = npt.NDArray[np.float64]
@@ -149,6 +152,16 @@ class PrivacyModel(ABC):
         """
         return
 
+    def _minimum_size(self, prior: _Floats) -> int:
+        """A class size below which the model rejects every class (1: no such size).
+
+        ``prior`` holds the table-wide share of each sensitive value code. The search
+        suppresses classes smaller than this size as k-anonymity would: that part of
+        the model is monotone even with suppression, so it prunes the lattice when the
+        model itself is not monotone.
+        """
+        return 1
+
     @abstractmethod
     def _accepts(self, classes: _Classes) -> _Bools:
         """True for each class the model lets through unsuppressed."""
@@ -171,6 +184,9 @@ class KAnonymity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"KAnonymity({self.k})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        return self.k
 
     def monotone(self, suppression: bool) -> bool:
         return True
@@ -196,6 +212,9 @@ class DistinctLDiversity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"DistinctLDiversity({self.attribute!r}, {self.l})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        return self.l  # l distinct values need l records
 
     def monotone(self, suppression: bool) -> bool:
         return True
@@ -228,6 +247,10 @@ class EntropyLDiversity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"EntropyLDiversity({self.attribute!r}, {self.l:g})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        # d values give an entropy of at most log(d): log(d) >= log(l) needs d >= l.
+        return max(1, math.ceil(self.l - 1e-9))
 
     def _accepts(self, classes: _Classes) -> _Bools:
         assert self.attribute is not None
@@ -263,6 +286,10 @@ class RecursiveCLDiversity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"RecursiveCLDiversity({self.attribute!r}, {self.c:g}, {self.l})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        # With fewer than l values the tail r_l + ... + r_m is empty: r_1 < 0 fails.
+        return self.l
 
     def _accepts(self, classes: _Classes) -> _Bools:
         assert self.attribute is not None
@@ -375,6 +402,27 @@ class TCloseness(PrivacyModel):
     def __repr__(self) -> str:
         extra = "" if self.hierarchy is None else f", hierarchy={self.hierarchy!r}"
         return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r}{extra})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        """The least class size whose closest distribution to ``prior`` is within t.
+
+        Equal distance only: a class of s records has shares n_v / s, and
+        0.5 sum |n_v / s - P(v)| is least with n_v rounded from s P(v), up for the
+        largest fractional parts (largest remainders). Other distances return 1.
+        """
+        if self.distance != "equal" or len(prior) == 0:
+            return 1
+        for size in range(1, _SIZE_SEARCH_LIMIT + 1):
+            exact = size * prior
+            low = np.floor(exact)
+            fraction = exact - low
+            extra = round(size - low.sum())
+            # Rounding up the `extra` largest fractions costs (1 - f), the rest f.
+            order = np.sort(fraction)
+            cost = order[: len(order) - extra].sum() + (1.0 - order[len(order) - extra :]).sum()
+            if 0.5 * cost / size <= self.t + 1e-12:
+                return size
+        return _SIZE_SEARCH_LIMIT + 1
 
     def monotone(self, suppression: bool) -> bool:
         # Without suppression: a merged class's Q is the size-weighted mean of its
@@ -555,6 +603,12 @@ class BasicBetaLikeness(PrivacyModel):
     def __repr__(self) -> str:
         return f"BasicBetaLikeness({self.attribute!r}, {self.beta:g})"
 
+    def _minimum_size(self, prior: _Floats) -> int:
+        # Every value present in a class of s records has a share >= 1 / s, which must
+        # stay within P(v) (1 + beta) <= max P (1 + beta).
+        top = float(prior.max()) if len(prior) else 1.0
+        return max(1, math.ceil(1.0 / (top * (1.0 + self.beta)) - 1e-9))
+
     def monotone(self, suppression: bool) -> bool:
         # ARX BasicBLikeness: monotone with generalization, not with suppression.
         return not suppression
@@ -595,6 +649,12 @@ class EnhancedBetaLikeness(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"EnhancedBetaLikeness({self.attribute!r}, {self.beta:g})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        # Every value present in a class of s records has a share >= 1 / s, which must
+        # stay within P(v) (1 + min(beta, -ln P(v))) <= max P (1 + beta).
+        top = float(prior.max()) if len(prior) else 1.0
+        return max(1, math.ceil(1.0 / (top * (1.0 + self.beta)) - 1e-9))
 
     def monotone(self, suppression: bool) -> bool:
         # ARX EnhancedBLikeness: monotone with generalization, not with suppression.
@@ -644,6 +704,10 @@ class AlphaKAnonymity(PrivacyModel):
 
     def __repr__(self) -> str:
         return f"AlphaKAnonymity({self.attribute!r}, {self.alpha:g}, {self.k})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        # In a class of s records some value has a share >= 1 / s.
+        return max(self.k, math.ceil(1.0 / self.alpha - 1e-9))
 
     def monotone(self, suppression: bool) -> bool:
         # Shares average and sizes add when classes merge; see the class docstring for

@@ -185,10 +185,10 @@ class _Table:
 def _pairs(
     cls: _Ints, value: _Ints, count: _Ints, n_classes: int, n_values: int
 ) -> tuple[_Ints, _Ints, _Ints]:
-    """Distinct (class, value) pairs with summed counts, sorted, zero counts dropped."""
+    """Distinct (class, value) pairs with summed counts (in no particular order)."""
     span = n_classes * n_values
     key = cls * n_values + value
-    if span <= 32 * len(key) + 65536:
+    if span <= 2 * len(key) + 4096:
         summed = np.bincount(key, weights=count, minlength=span)
         keys = np.flatnonzero(summed)
         totals = summed[keys].astype(np.int64)
@@ -196,9 +196,8 @@ def _pairs(
         codes, k, first = _factorize(key, span)
         totals = np.bincount(codes, weights=count, minlength=k).astype(np.int64)
         keys = key[first]
-        order = np.argsort(keys)
-        keys, totals = keys[order], totals[order]
-        keys, totals = keys[totals > 0], totals[totals > 0]
+        if not totals.all():
+            keys, totals = keys[totals > 0], totals[totals > 0]
     return keys // n_values, keys % n_values, totals
 
 
@@ -355,6 +354,12 @@ class _Problem:
             for model in models:
                 if model.attribute == att:
                     model._prepare(pd.Index(uniques))
+        # Classes smaller than this are rejected by some model: suppressing them is
+        # monotone, whether or not the model is.
+        priors = dict(zip(attrs, self.prior, strict=True))
+        self.min_size = max(
+            m._minimum_size(priors[m.attribute] if m.attribute else np.zeros(0)) for m in models
+        )
         # Rows carry one code for all sensitive values (mixed radix, first attribute
         # most significant); class x code keys must fit in 63 bits.
         self.sens_span = math.prod(self.n_values)
@@ -514,6 +519,8 @@ class _Problem:
             if monotone:
                 monotone_ok &= accepted
         suppressed = int(sizes[~ok].sum())
+        if self.min_size > 1:
+            monotone_ok &= sizes >= self.min_size
         values = None
         if with_metrics or suppressed <= self.max_out:
             values = _metrics.compute(
@@ -646,11 +653,12 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
     """Optimal search over a materialized lattice; returns the lattice table.
 
     Nodes are visited in increasing order of the metric's lower bound, so the search
-    stops at the first node whose bound exceeds the best value found. With monotone
-    models an unknown node is settled by a binary search along a chain of unknown
-    nodes above it, each evaluation tagging its whole up-set feasible or down-set
-    infeasible (Flash); otherwise only nodes that the monotone models alone reject
-    tag their down-set infeasible.
+    stops at the first node whose bound exceeds the best value found. An unknown node
+    is settled by a binary search along a chain of unknown nodes above it, each
+    evaluation tagging its whole up-set feasible or down-set infeasible (Flash). When
+    some model is not monotone, the chain runs on the monotone part of the models
+    (those that stay monotone, and the least class size every model needs): a node
+    that part rejects is infeasible with its down-set; the others are evaluated.
     """
     problem = search.problem
     lattice = Lattice(problem.heights)
@@ -659,38 +667,46 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
     exact = problem.max_out == 0 and problem.metric in ("loss", "precision", "entropy")
     known_value: dict[int, float] = {}
 
+    # Feasibility of the monotone part of the models (the models that stay monotone,
+    # and the least class size any model accepts): the same array as the full
+    # status when every model is monotone.
+    mono = lattice.status if problem.monotone else np.zeros(lattice.size, dtype=np.int8)
+    has_mono = problem.monotone or problem.min_size > 1 or any(problem.monotone_models)
+
     def settle(i: int) -> None:
-        node = lattice.levels(i)
-        outcome = search.evaluate(node)
-        if outcome.suppressed <= problem.max_out:
-            if problem.monotone:
-                lattice.tag_feasible(i)
-            lattice.status[i] = FEASIBLE
+        outcome = search.evaluate(lattice.levels(i))
+        ok = outcome.suppressed <= problem.max_out
+        # With every model monotone the full verdict tags; otherwise the monotone part.
+        if ok if problem.monotone else outcome.monotone_suppressed <= problem.max_out:
+            lattice.tag_feasible(i, mono)
         else:
-            if problem.monotone or outcome.monotone_suppressed > problem.max_out:
-                lattice.tag_infeasible(i)
-            lattice.status[i] = INFEASIBLE
+            lattice.tag_infeasible(i, mono)
+            lattice.tag_infeasible(i)
+        lattice.status[i] = FEASIBLE if ok else INFEASIBLE
+
+    def binary_search(i: int) -> None:
+        """Settle ``i``'s monotone part from a chain above it (Flash)."""
+        path = lattice.chain(i, bounds, mono)
+        lo, hi = 0, len(path) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if mono[path[mid]] == UNKNOWN:
+                settle(path[mid])
+            if mono[path[mid]] == FEASIBLE:
+                hi = mid - 1
+            else:
+                lo = mid + 1
 
     for i in order:
         i = int(i)
         if bounds[i] > search.bound() or search.out_of_time():
             break
+        if lattice.status[i] == UNKNOWN and has_mono and mono[i] == UNKNOWN:
+            binary_search(i)
+        if lattice.status[i] == UNKNOWN and mono[i] != INFEASIBLE:
+            settle(i)
         if lattice.status[i] == INFEASIBLE:
             continue
-        if lattice.status[i] == UNKNOWN:
-            if problem.monotone:
-                path = lattice.chain(i, bounds)
-                lo, hi = 0, len(path) - 1
-                while lo <= hi:
-                    mid = (lo + hi) // 2
-                    if lattice.status[path[mid]] == UNKNOWN:
-                        settle(path[mid])
-                    if lattice.status[path[mid]] == FEASIBLE:
-                        hi = mid - 1
-                    else:
-                        lo = mid + 1
-            else:
-                settle(i)
         node = lattice.levels(i)
         if lattice.status[i] == FEASIBLE and node not in search.seen:
             if exact:
