@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from veil.release import RunResult, example_plan, run
 from veil.rng import RngLike
 
@@ -90,8 +88,7 @@ def run_demo(
     location = run(example_plan("location"), out / "location", rng=rng)
     if on_step is not None:
         on_step(DEMO_STEPS[1])
-    assert location.release_path is not None
-    released = pd.read_csv(location.release_path)
+    released = location.read_release()
     map_path = out / "location" / "map.html"
     lat, lon = MAP_COLUMNS
     location_map(load_nyc_taxi(), released, lat, lon, map_path)

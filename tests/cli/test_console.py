@@ -53,3 +53,21 @@ def test_progress_draws_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
 def test_multi_line_messages_become_one_line() -> None:
     text = "invalid release plan (2 errors):\n  input: Field required\n  budget: bad"
     assert one_line(text) == "invalid release plan (2 errors): input: Field required; budget: bad"
+
+
+def test_step_progress_shows_the_current_step_on_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from veil.cli.console import step_progress
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with step_progress("releasing") as on_step:
+        assert on_step is None
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with step_progress("releasing") as on_step:
+        assert on_step is not None
+        on_step("read")
+        on_step("write")
+    assert "releasing: write" in terminal.getvalue()
+    assert "[1 done]" in terminal.getvalue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -278,3 +279,80 @@ def test_release_on_dask_and_an_unknown_engine(veil: Veil, adult_csv: Path, tmp_
     assert unknown.code == 2
     assert "engine: must be" in unknown.err and "'spark'" in unknown.err
     assert not (tmp_path / "spark").exists()
+
+
+def test_release_on_a_running_dask_scheduler(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    from distributed import LocalCluster
+
+    plan = _plan(tmp_path, adult_csv)
+    with LocalCluster(
+        n_workers=1, processes=False, threads_per_worker=2, dashboard_address=None
+    ) as cluster:
+        address = cluster.scheduler_address
+        result = veil(
+            "release", plan, "--out", tmp_path / "out", "--engine", "dask",
+            "--scheduler", address, "--json",
+        )  # fmt: skip
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["rows_out"] == 600
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["engine"] == "dask"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scheduler", "tcp://localhost:8786"], "scheduler: only with engine 'dask'"),
+        (["--engine", "dask", "--scheduler", "somewhere"], "a scheduler address"),
+    ],
+)
+def test_scheduler_usage_errors(
+    veil: Veil, adult_csv: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = veil("release", _plan(tmp_path, adult_csv), "--out", tmp_path / "out", *args)
+    assert result.code == 2
+    assert result.err.startswith("veil: error: --scheduler: ")
+    assert message in result.err
+    assert not (tmp_path / "out").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_release_shows_its_steps_on_a_terminal_only(
+    veil: Veil, adult_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    quiet = veil("release", plan, "--out", tmp_path / "quiet", "--seed", "1")
+    assert quiet.code == 0
+    assert "releasing" not in quiet.err
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert veil("release", plan, "--out", tmp_path / "shown").code == 0
+    shown = terminal.getvalue()
+    # The display refreshes a few times a second: it shows the step being run (here at
+    # least the last one) and how many are done.
+    assert "releasing plan.yaml: write" in shown
+    assert "done]" in shown
+
+
+def test_a_plan_with_a_target_allocation_has_a_dry_run(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    plan = tmp_path / "target.yaml"
+    plan.write_text(
+        PLAN.format(data=adult_csv.name, budget=8)
+        .replace(
+            "budget:\n  ldp: {epsilon: 8}",
+            "budget:\n  ldp: {epsilon: 8}\n  allocation: target\n"
+            "  target: {metric: tvd, value: 0.6, sample: " + adult_csv.name + ", runs: 1}",
+        )
+        .replace(", epsilon: 1}", "}")
+    )
+    result = veil("release", plan, "--dry-run", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["within_budget"] is True
+    assert {s["scope"] for s in data["steps"] if s["cost"]} == {"age", "sex"}

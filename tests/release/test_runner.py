@@ -796,3 +796,67 @@ def test_keys_are_checked_before_the_input_is_read(
     with pytest.raises(ValueError, match=r"environment variable 'VEIL_TEST_UNSET_KEY'"):
         run(plan, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------- reading inputs and releases
+
+
+def test_read_input_reads_a_plan_input_as_a_release_does(tmp_path: Path) -> None:
+    from veil.release import read_input
+
+    (tmp_path / "in.csv").write_text("id;x\n00123; 4\n00456; 5\n")
+    plan = load_plan(
+        {
+            "input": {"path": str(tmp_path / "in.csv"), "sep": ";", "skipinitialspace": True},
+            "columns": {
+                "id": {"role": "identifier", "treatment": "redact"},
+                "x": {"role": "insensitive", "treatment": "keep"},
+            },
+        }
+    )
+    frame = read_input(plan)
+    # A redacted (or keyed) column is read as text, as the runner reads it.
+    assert frame["id"].tolist() == ["00123", "00456"]
+    assert frame["x"].tolist() == [4, 5]
+    assert read_input(plan.input)["id"].tolist() == [123, 456]
+    absent = plan.input.model_copy(update={"path": tmp_path / "absent.csv"})
+    with pytest.raises(PlanError, match=r"input.path: file .*absent.csv' does not exist"):
+        read_input(absent)
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    broken = plan.input.model_copy(update={"path": tmp_path / "bad.parquet"})
+    with pytest.raises(PlanError, match=r"input.path: cannot read .*bad.parquet"):
+        read_input(broken)
+
+
+def test_the_result_gives_the_released_table(tmp_path: Path) -> None:
+    plan = {
+        "input": {"dataset": "adult", "columns": ["age", "sex"]},
+        "columns": {
+            "age": {"role": "quasi_identifier", "treatment": "keep"},
+            "sex": {"role": "quasi_identifier", "treatment": "keep"},
+        },
+        "output": {"format": "parquet", "report": False},
+    }
+    result = run(plan, tmp_path / "pandas")
+    assert result.release_format == "parquet"
+    assert result.released is not None
+    pd.testing.assert_frame_equal(
+        result.read_release(), pd.read_parquet(tmp_path / "pandas" / "release.parquet")
+    )
+    streamed = run(plan, tmp_path / "dask", engine=DaskEngine("threads", npartitions=2))
+    assert streamed.released is None  # streamed into the file, never held in memory
+    assert len(streamed.read_release()) == 32561
+    with pytest.raises(PlanError, match="dry_run: a dry run releases nothing"):
+        run(plan, dry_run=True).read_release()
+
+
+def test_get_engine_reaches_the_dask_scheduler_option() -> None:
+    from veil.release.engine import get_engine
+
+    engine = get_engine("dask", scheduler="tcp://10.0.0.1:8786")
+    assert isinstance(engine, DaskEngine) and engine.scheduler == "tcp://10.0.0.1:8786"
+    assert isinstance(get_engine("dask", scheduler="synchronous"), DaskEngine)
+    with pytest.raises(PlanError, match="scheduler: only with engine 'dask', got engine 'pandas'"):
+        get_engine("pandas", scheduler="threads")
+    with pytest.raises(PlanError, match=r"scheduler: must be one of threads, .* got 'nowhere'"):
+        get_engine("dask", scheduler="nowhere")

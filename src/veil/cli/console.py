@@ -31,6 +31,7 @@ __all__ = [
     "print_warnings",
     "progress",
     "status",
+    "step_progress",
 ]
 
 Warnings = list[dict[str, str]]
@@ -190,3 +191,40 @@ def progress(description: str, total: int) -> Iterator[Callable[[str], None]]:
             bar.update(task, advance=1, description=f"{description}: {label}")
 
         yield advance
+
+
+@contextlib.contextmanager
+def step_progress(description: str) -> Iterator[Callable[[str], None] | None]:
+    """A live display of a run's current step on standard error (terminal only).
+
+    For runs whose number of steps is not known in advance (a release plan): a spinner,
+    the step being run, how many steps are done and the elapsed time.
+
+    Yields
+    ------
+    callable or None
+        ``on_step(label)``: the step ``label`` starts (the previous one is done); None
+        when standard error is not a terminal, so callers skip the reports.
+    """
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("[{task.completed} done]"),
+        TimeElapsedColumn(),
+        console=_stderr(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+        started = False
+
+        def on_step(label: str) -> None:
+            nonlocal started
+            bar.update(task, advance=1 if started else 0, description=f"{description}: {label}")
+            started = True
+
+        yield on_step

@@ -26,6 +26,7 @@ from veil.cli.console import (
     print_warnings,
     progress,
     status,
+    step_progress,
 )
 from veil.cli.errors import CliUsageError, errors_about, reporting_errors
 from veil.cli.files import (
@@ -39,7 +40,6 @@ from veil.cli.options import Json, Seed, Sep
 
 if TYPE_CHECKING:
     from veil.release import Plan, ReleaseLedger, RunResult
-    from veil.release.plan import InputSpec
 
 __all__ = ["demo", "release", "report", "sweep"]
 
@@ -60,24 +60,27 @@ def _print_ledger(ledger: ReleaseLedger) -> None:
 
 
 def _dry_run(plan_file: Path, as_json: bool) -> None:
-    from veil.release import BudgetError, allocate, check_budget, load_plan, plan_ledger
+    from veil.release import BudgetError, allocate, load_plan, plan_ledger, run
 
-    with errors_about(os.fspath(plan_file)):
-        plan = allocate(load_plan(plan_file))
-        ledger = plan_ledger(plan)
+    with errors_about(os.fspath(plan_file)), captured_warnings() as caught:
         try:
-            check_budget(ledger)
+            result = run(plan_file, dry_run=True)
         except BudgetError:
-            # The ledger is what the user needs to see why the plan is refused.
-            if as_json:
-                emit_json({**ledger.to_dict(), "dry_run": True, "within_budget": False})
-            else:
-                _print_ledger(ledger)
+            # The ledger is what the user needs to see why the plan is refused. (A
+            # target allocation refused only on explicit steps: shown without it.)
+            plan = load_plan(plan_file)
+            if plan.budget.allocation != "target":
+                ledger = plan_ledger(allocate(plan))
+                if as_json:
+                    emit_json({**ledger.to_dict(), "dry_run": True, "within_budget": False})
+                else:
+                    _print_ledger(ledger)
             raise
+    print_warnings([*caught, *result.warnings])
     if as_json:
-        emit_json({**ledger.to_dict(), "dry_run": True, "within_budget": True})
+        emit_json({**result.ledger.to_dict(), "dry_run": True, "within_budget": True})
         return
-    _print_ledger(ledger)
+    _print_ledger(result.ledger)
     print_text("dry run: within budget; nothing was read or written")
 
 
@@ -120,6 +123,15 @@ def release(
             "(a local cluster of processes).",
         ),
     ] = "pandas",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="With --engine dask: the address of a running Dask scheduler "
+            "(tcp://host:8786), or threads, synchronous, processes or local.",
+        ),
+    ] = None,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
@@ -127,20 +139,22 @@ def release(
 
     The plan's privacy ledger is checked against its budget before any data is read: a
     plan over budget is refused with exit code 1; an invalid plan gives exit code 2 and
-    names the field.
+    names the field. On a terminal, standard error shows the step being run.
     """
     if dry_run:
         _dry_run(plan, as_json)
         return
     if out is None:
         raise CliUsageError("--out: required unless --dry-run (the folder for the release)")
+    if out.exists() and not out.is_dir():
+        raise CliUsageError(f"--out: {os.fspath(out)!r} is a file, not a folder")
     from veil.release import run
+    from veil.release.engine import get_engine
 
-    with errors_about(os.fspath(plan)), status(f"releasing {plan.name}"):
-        # The runner creates the folder only once the release is ready to be written.
-        if out.exists() and not out.is_dir():
-            raise CliUsageError(f"--out: {os.fspath(out)!r} is a file, not a folder")
-        result = run(plan, out, rng=seed, engine=engine)
+    with errors_about("--scheduler" if scheduler is not None else "--engine"):
+        chosen = get_engine(engine, scheduler=scheduler)
+    with errors_about(os.fspath(plan)), step_progress(f"releasing {plan.name}") as on_step:
+        result = run(plan, out, rng=seed, engine=chosen, progress=on_step)
     print_warnings(result.warnings)
     if as_json:
         emit_json(_run_payload(result))
@@ -169,31 +183,12 @@ def _print_sweep(summary: pd.DataFrame) -> None:
     )
 
 
-def _read_plan_input(spec: InputSpec, plan_file: Path) -> pd.DataFrame:
-    """The plan's input table, read with the plan's options."""
-    from veil import datasets
+def _read_plan_input(plan: Plan, plan_file: Path) -> pd.DataFrame:
+    """The plan's input table, read with the plan's options (as a release reads it)."""
+    from veil.release import read_input
 
-    if spec.dataset is not None:
-        frame = datasets.load_adult() if spec.dataset == "adult" else datasets.load_nyc_taxi()
-        return frame if spec.columns is None else frame[spec.columns]
-    assert spec.path is not None
-    where = f"{os.fspath(plan_file)}: input.path {os.fspath(spec.path)!r}"
-    if not spec.path.is_file():
-        raise CliUsageError(f"{where} does not exist")
-    try:
-        if spec.file_format() == "parquet":
-            return pd.read_parquet(spec.path, columns=spec.columns)
-        return pd.read_csv(
-            spec.path,
-            sep=spec.sep,
-            skipinitialspace=spec.skipinitialspace,
-            na_values=spec.na_values,
-            encoding=spec.encoding,
-            usecols=spec.columns,
-        )
-    except (ValueError, OSError, ImportError) as exc:
-        reason = " ".join(str(exc).split())[:300]
-        raise CliUsageError(f"{where} cannot be read ({reason})") from None
+    with errors_about(os.fspath(plan_file)):
+        return read_input(plan)
 
 
 def _plan_sweep_arguments(plan: Plan, column: str, plan_file: Path) -> dict[str, Any]:
@@ -263,7 +258,7 @@ def _sweep_plan_column(
         arguments["mechanisms"] = split_list(mechanisms, "--mechanisms")
     if delta is not None:
         arguments["delta"] = delta
-    frame = _read_plan_input(plan.input, plan_file)
+    frame = _read_plan_input(plan, plan_file)
     if column not in frame.columns:
         raise CliUsageError(
             f"--column: {column!r} is not in the plan's input (columns: {list(frame.columns)})"

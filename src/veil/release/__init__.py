@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from veil.release.allocate import allocate, split_budget, target_allocate
+from veil.release.engine import read_input
 from veil.release.errors import BudgetError, LedgerMismatchError, PlanError
 from veil.release.ledger import (
     LedgerStep,
@@ -42,6 +43,7 @@ __all__ = [
     "example_plan",
     "load_plan",
     "plan_ledger",
+    "read_input",
     "render_ledger",
     "run",
     "split_budget",

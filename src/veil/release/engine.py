@@ -38,7 +38,7 @@ import pandas as pd
 
 from veil.frames import MASKING_ATTR, PRIVACY_ATTR
 from veil.release.errors import LedgerMismatchError, PlanError
-from veil.release.plan import InputSpec
+from veil.release.plan import InputSpec, Plan
 from veil.rng import spawn
 
 __all__ = [
@@ -52,6 +52,8 @@ __all__ = [
     "StreamResult",
     "get_engine",
     "input_digest",
+    "input_spec",
+    "read_input",
 ]
 
 Progress = Callable[[str], None]
@@ -169,6 +171,47 @@ def _csv_options(spec: InputSpec) -> dict[str, Any]:
     return options
 
 
+def input_spec(plan: Plan) -> InputSpec:
+    """The plan's input, with the columns of keyed or redacted treatments read as text.
+
+    CSV columns treated by ``hmac``, ``token``, ``ff1`` or ``redact`` are read as text
+    (so ``"00123"`` keeps its zeros and a key sees the characters of the file).
+    """
+    textual = [
+        n
+        for n, s in plan.columns.items()
+        if s.treatment.method in ("hmac", "token", "ff1", "redact")
+        and n not in plan.input.text_columns
+    ]
+    if not textual:
+        return plan.input
+    return plan.input.model_copy(update={"text_columns": [*plan.input.text_columns, *textual]})
+
+
+def read_input(source: Plan | InputSpec) -> pd.DataFrame:
+    """Read a plan's input into memory with the plan's read options, as a release does.
+
+    Parameters
+    ----------
+    source : Plan or InputSpec
+        A plan (its ``input``, with the columns of keyed treatments read as text, see
+        :func:`input_spec`) or an input section.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The records; a bundled dataset is loaded from the package.
+
+    Raises
+    ------
+    PlanError
+        The file does not exist or cannot be read (the message names ``input.path``),
+        or ``input.columns`` names columns the input does not have.
+    """
+    spec = input_spec(source) if isinstance(source, Plan) else source
+    return _read_pandas(spec)
+
+
 def _read_pandas(spec: InputSpec) -> pd.DataFrame:
     if spec.dataset is not None:
         from veil import datasets
@@ -184,14 +227,17 @@ def _read_pandas(spec: InputSpec) -> pd.DataFrame:
             frame = frame[spec.columns]
         return frame
     assert spec.path is not None
+    if not spec.path.exists():
+        raise PlanError(f"input.path: file {os.fspath(spec.path)!r} does not exist")
     try:
         if spec.file_format() == "parquet":
             frame = pd.read_parquet(spec.path, columns=spec.columns)
         else:
             frame = pd.read_csv(spec.path, **_csv_options(spec))
         return frame
-    except ValueError as exc:
-        raise PlanError(f"input: cannot read {os.fspath(spec.path)!r}: {exc}") from None
+    except (ValueError, OSError) as exc:
+        reason = " ".join(str(exc).split())[:300]
+        raise PlanError(f"input.path: cannot read {os.fspath(spec.path)!r} ({reason})") from None
 
 
 def _new_entries(before: pd.DataFrame, after: pd.DataFrame, key: str) -> list[dict[str, Any]]:
@@ -464,16 +510,40 @@ def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def get_engine(engine: str | Engine) -> Engine:
+_LOCAL_SCHEDULERS = ("threads", "synchronous", "processes", "local")
+
+
+def get_engine(engine: str | Engine, *, scheduler: str | None = None) -> Engine:
     """An engine from its name or as given.
 
     ``"pandas"``; ``"dask"`` (threads); ``"dask-local"`` (a local cluster of processes).
 
+    Parameters
+    ----------
+    engine : str or Engine
+        The engine's name, or an engine (returned as is).
+    scheduler : str, optional
+        With ``"dask"`` only: the Dask scheduler, one of ``"threads"``,
+        ``"synchronous"``, ``"processes"``, ``"local"`` or the address of a running
+        scheduler (``"tcp://host:8786"``); see :class:`DaskEngine`.
+
     Raises
     ------
     PlanError
-        An unknown engine name.
+        An unknown engine name, or a scheduler that is not allowed.
     """
+    if scheduler is not None:
+        if engine != "dask":
+            raise PlanError(
+                f"scheduler: only with engine 'dask', got engine {engine!r} (scheduler "
+                f"{scheduler!r})"
+            )
+        if scheduler not in _LOCAL_SCHEDULERS and "://" not in scheduler:
+            raise PlanError(
+                f"scheduler: must be one of {', '.join(_LOCAL_SCHEDULERS)} or a scheduler "
+                f"address such as 'tcp://host:8786', got {scheduler!r}"
+            )
+        return DaskEngine(scheduler)
     if not isinstance(engine, str):
         return engine
     if engine == "pandas":

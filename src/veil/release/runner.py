@@ -52,6 +52,7 @@ from veil.release.engine import (
     RowStep,
     StreamResult,
     get_engine,
+    input_spec,
 )
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
@@ -102,6 +103,12 @@ class RunResult:
         The files written (None for a dry run, or no report).
     rows_in, rows_out : int or None
         Records read and released.
+    release_format : {"csv", "parquet"} or None
+        The release file's format (None for a dry run).
+    released : pandas.DataFrame or None
+        The released table as written (index: the input rows' labels), when the run
+        held it in memory; None for a dry run or a Dask run streamed into the file
+        (:meth:`read_release` reads the file then).
     manifest : dict
         The manifest written (empty for a dry run).
     warnings : list of dict
@@ -122,6 +129,24 @@ class RunResult:
     manifest: dict[str, Any] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    release_format: str | None = None
+    released: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    def read_release(self) -> pd.DataFrame:
+        """The released table: :attr:`released`, or else the release file read back.
+
+        Raises
+        ------
+        PlanError
+            For a dry run (nothing was released).
+        """
+        if self.released is not None:
+            return self.released
+        if self.release_path is None:
+            raise PlanError("dry_run: a dry run releases nothing; run the plan first")
+        if self.release_format == "parquet":
+            return pd.read_parquet(self.release_path)
+        return pd.read_csv(self.release_path)
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -576,15 +601,8 @@ def _report(
 
 def _read_input(chosen: Engine, plan: Plan, progress: Progress | None) -> InputData:
     """Open the input, reading the columns of keyed or redacted treatments as text."""
-    textual = [
-        n
-        for n, s in plan.columns.items()
-        if s.treatment.method in ("hmac", "token", "ff1", "redact")
-        and n not in plan.input.text_columns
-    ]
-    spec = plan.input.model_copy(update={"text_columns": [*plan.input.text_columns, *textual]})
     _say(progress, "read")
-    return chosen.read(spec)
+    return chosen.read(input_spec(plan))
 
 
 def _privatizer(plan: Plan) -> Privatize:
@@ -933,4 +951,6 @@ def run(
         manifest=manifest,
         warnings=warning_records(list(caught)),
         seconds=time.perf_counter() - started,
+        release_format=fmt,
+        released=frame,
     )
