@@ -1,0 +1,526 @@
+"""Encoded tables and the evaluation of one generalization (a lattice node).
+
+:class:`Problem` encodes a table once: each quasi-identifier as integer codes per
+hierarchy level, each sensitive attribute as codes with its table-wide distribution,
+per QI and level the information loss and entropy of every group. A node's
+:class:`Table` holds its equivalence classes (generalized QI codes and sizes) and its
+distinct (class, sensitive values) rows; it is rolled up from any finer node's table
+class by class, never from the records again. :meth:`Problem.evaluate` then runs every
+privacy model on the classes (suppressing the classes some model rejects) and the
+metrics of :mod:`veil.anonymity.metrics`.
+
+Keys are mixed-radix integers grouped by a presence table or a hash table (linear,
+unlike sorting); the search (:mod:`veil.anonymity.search`) decides which nodes to
+evaluate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from veil.anonymity import metrics as _metrics
+from veil.anonymity.hierarchy import Hierarchy
+from veil.anonymity.models import PrivacyModel, _Classes, _Pairs
+from veil.errors import ColumnError, DataTypeError, ParameterError
+
+__all__ = ["Outcome", "Problem", "Table", "TableCache", "node_of"]
+
+_Ints = npt.NDArray[np.int64]
+_Floats = npt.NDArray[np.float64]
+_Matrix = npt.NDArray[np.int64]
+_KEY_LIMIT = 2**62
+
+
+def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, int]:
+    """Mixed-radix key of the columns and its span, re-coded whenever it would overflow."""
+    if not columns:
+        return np.zeros(0, dtype=np.int64), 1
+    key = columns[0].astype(np.int64, copy=True)
+    span = max(radices[0], 1)
+    for column, radix in zip(columns[1:], radices[1:], strict=True):
+        radix = max(radix, 1)
+        if span * radix >= _KEY_LIMIT:
+            key, span, _ = _factorize(key, span, first=False)
+        key *= radix
+        key += column
+        span *= radix
+    return key, span
+
+
+def _key(
+    columns: _Matrix, radices: Sequence[int], replaced: Mapping[int, _Ints] | None = None
+) -> tuple[_Ints, int]:
+    """Mixed-radix key of the rows of ``columns``, row ``j`` read from ``replaced[j]``.
+
+    One matrix product when the key cannot overflow, plus a correction per replaced row.
+    """
+    replaced = replaced or {}
+    span = math.prod(max(r, 1) for r in radices)
+    if span >= _KEY_LIMIT:
+        rows = [replaced.get(j, column) for j, column in enumerate(columns.T)]
+        return _combine(rows, radices)
+    weights = np.ones(len(radices), dtype=np.int64)
+    for j in range(len(radices) - 2, -1, -1):
+        weights[j] = weights[j + 1] * max(radices[j + 1], 1)
+    for j in replaced:
+        weights[j] = 0
+    key: _Ints = columns @ weights
+    stride = 1
+    for j in range(len(radices) - 1, -1, -1):
+        if j in replaced:
+            key += replaced[j] * stride
+        stride *= max(radices[j], 1)
+    return key, span
+
+
+def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _Ints]:
+    """Dense codes of ``key`` (values in [0, span)), their number, each code's first row.
+
+    The first rows are left empty unless ``first``.
+
+    A lookup table when the span is small next to the keys, else a hash table: both
+    linear, unlike sorting.
+    """
+    m = len(key)
+    if span <= 4 * m + 4096:
+        present = np.zeros(span, dtype=np.int64)
+        present[key] = 1
+        lookup = np.cumsum(present) - 1
+        codes = lookup[key]
+        k = int(lookup[-1]) + 1 if span else 0
+    else:
+        raw, uniques = pd.factorize(key)
+        codes = np.asarray(raw, dtype=np.int64)
+        k = len(uniques)
+    rows = np.empty(k if first else 0, dtype=np.int64)
+    if first:
+        rows[codes[::-1]] = np.arange(m - 1, -1, -1, dtype=np.int64)
+    return codes, k, rows
+
+
+@dataclass
+class Table:
+    """A transformation's classes and its distinct (class, sensitive values) rows.
+
+    ``classes`` holds the generalized QI codes of each class (classes x QIs) and
+    ``size`` its records; each row is a distinct (class ``cls``, combined sensitive
+    code ``sens``) pair with its record ``count``. Without sensitive attributes the rows
+    are the classes. Coarser nodes are rolled up class by class, so the per-row work
+    is two integer passes whatever the number of QIs.
+    """
+
+    classes: _Matrix
+    size: _Ints
+    cls: _Ints
+    sens: _Ints
+    count: _Ints
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+def _pairs(
+    cls: _Ints, value: _Ints, count: _Ints, n_classes: int, n_values: int
+) -> tuple[_Ints, _Ints, _Ints]:
+    """Distinct (class, value) pairs with summed counts (in no particular order)."""
+    span = n_classes * n_values
+    key = cls * n_values + value
+    if span <= 2 * len(key) + 4096:
+        summed = np.bincount(key, weights=count, minlength=span)
+        keys = np.flatnonzero(summed)
+        totals = summed[keys].astype(np.int64)
+    else:
+        codes, k, first = _factorize(key, span)
+        totals = np.bincount(codes, weights=count, minlength=k).astype(np.int64)
+        keys = key[first]
+        if not totals.all():
+            keys, totals = keys[totals > 0], totals[totals > 0]
+    return keys // n_values, keys % n_values, totals
+
+
+@dataclass
+class Outcome:
+    """One evaluated transformation."""
+
+    table: Table
+    suppressed: int
+    monotone_suppressed: int  # by the models that stay monotone with suppression
+    values: dict[str, float] | None
+    kept: npt.NDArray[np.bool_]  # per class of ``table``
+
+
+class TableCache:
+    """Tables of evaluated nodes, to roll coarser nodes up from the smallest finer one."""
+
+    def __init__(self, base: Table, d: int, budget_rows: int = 3_000_000) -> None:
+        self.base = base
+        self.budget = budget_rows
+        self.tables: dict[tuple[int, ...], Table] = {}
+        self.levels = np.zeros((64, d), dtype=np.int16)
+        self.rows = np.zeros(64, dtype=np.int64)
+        self.keys: list[tuple[int, ...]] = []
+        self.total = 0
+        self.oldest = 0  # first slot that may still hold a table
+
+    def put(self, node: tuple[int, ...], table: Table) -> None:
+        if node in self.tables or len(table) >= len(self.base):
+            return
+        if len(self.keys) == len(self.rows):
+            self.levels = np.concatenate([self.levels, np.zeros_like(self.levels)])
+            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+        slot = len(self.keys)
+        self.keys.append(node)
+        self.levels[slot] = node
+        self.rows[slot] = len(table)
+        self.tables[node] = table
+        self.total += len(table)
+        while self.total > self.budget and self.oldest < slot:
+            if self.rows[self.oldest]:
+                self.total -= int(self.rows[self.oldest])
+                self.rows[self.oldest] = 0
+                del self.tables[self.keys[self.oldest]]
+            self.oldest += 1
+
+    def source(self, node: tuple[int, ...]) -> tuple[tuple[int, ...] | None, Table]:
+        """The smallest cached table of a node finer than ``node`` (None: the records).
+
+        Tables only shrink upwards, so the immediate predecessors, when cached, hold
+        the smallest ones; the other cached nodes are scanned only when none is.
+        """
+        near = [
+            finer
+            for j in range(len(node))
+            if node[j] > 0 and (finer := (*node[:j], node[j] - 1, *node[j + 1 :])) in self.tables
+        ]
+        if near:
+            finer = min(near, key=lambda f: len(self.tables[f]))
+            return finer, self.tables[finer]
+        count = len(self.keys)
+        if count:
+            usable = np.all(self.levels[:count] <= np.asarray(node), axis=1) & (
+                self.rows[:count] > 0
+            )
+            if usable.any():
+                slot = int(np.flatnonzero(usable)[np.argmin(self.rows[:count][usable])])
+                return self.keys[slot], self.tables[self.keys[slot]]
+        return None, self.base
+
+
+class Problem:
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        hierarchies: Mapping[str, Hierarchy],
+        models: Sequence[PrivacyModel],
+        max_suppression: float,
+        metric: str,
+        sensitive: str | Sequence[str] | None,
+        weights: str | None = None,
+    ) -> None:
+        if not isinstance(df, pd.DataFrame):
+            raise DataTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        if not isinstance(hierarchies, Mapping) or not hierarchies:
+            raise ParameterError("hierarchies must map at least one QI column to a Hierarchy")
+        for name, h in hierarchies.items():
+            if name not in df.columns:
+                raise ColumnError(f"hierarchies names column {name!r}, absent from df")
+            if not isinstance(h, Hierarchy):
+                raise DataTypeError(
+                    f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}"
+                )
+        if isinstance(models, PrivacyModel):
+            models = [models]
+        models = list(models)
+        if not models or not all(isinstance(m, PrivacyModel) for m in models):
+            raise ParameterError(
+                f"models must be a non-empty list of privacy models, got {models!r}"
+            )
+        if isinstance(max_suppression, bool) or not isinstance(max_suppression, (int, float)):
+            raise ParameterError(
+                f"max_suppression must be a number in [0, 1], got {max_suppression!r}"
+            )
+        if not 0 <= max_suppression <= 1:
+            raise ParameterError(f"max_suppression must be in [0, 1], got {max_suppression!r}")
+        if metric not in _metrics.METRICS:
+            raise ParameterError(f"metric must be one of {_metrics.METRICS}, got {metric!r}")
+        if len(df) == 0:
+            raise ParameterError("df must hold at least one record")
+        self.qis = list(hierarchies)
+        self.hierarchies = [hierarchies[q] for q in self.qis]
+        attrs = list(dict.fromkeys(m.attribute for m in models if m.attribute is not None))
+        declared = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
+        for att in (*attrs, *declared):
+            if att not in df.columns:
+                raise ColumnError(f"sensitive attribute {att!r} is absent from df")
+            if att in hierarchies:
+                raise ParameterError(f"sensitive attribute {att!r} is also a quasi-identifier")
+        if sensitive is not None:
+            undeclared = [a for a in attrs if a not in declared]
+            if undeclared:
+                raise ParameterError(
+                    f"models read {undeclared}, not declared in sensitive={declared!r}"
+                )
+        self.df = df
+        self.models = models
+        self.metric = metric
+        self.rows = len(df)
+        self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
+        self.n = int(self.weight.sum())
+        self.max_out = math.floor(max_suppression * self.n + 1e-9)
+        self.monotone = all(m.monotone(self.max_out > 0) for m in models)
+        # Models whose suppressed set shrinks as nodes coarsen, even with suppression:
+        # their suppressed count alone exceeding the limit makes every finer node
+        # infeasible too.
+        self.monotone_models = [m.monotone(True) for m in models]
+        self.heights = [h.levels - 1 for h in self.hierarchies]
+        self.level0 = [
+            h.encode(df[q]).astype(np.int64)
+            for q, h in zip(self.qis, self.hierarchies, strict=True)
+        ]
+        self.attrs = attrs
+        self.sens: list[_Ints] = []
+        self.n_values: list[int] = []
+        self.prior: list[npt.NDArray[np.float64]] = []
+        for att in attrs:
+            codes, uniques = pd.factorize(df[att], sort=True, use_na_sentinel=False)
+            values = np.asarray(codes, dtype=np.int64)
+            self.sens.append(values)
+            self.n_values.append(len(uniques))
+            prior = np.bincount(values, weights=self.weight, minlength=len(uniques)) / self.n
+            self.prior.append(prior)
+            for model in models:
+                if model.attribute == att:
+                    model._prepare(pd.Index(uniques))
+        # Classes smaller than this are rejected by some model: suppressing them is
+        # monotone, whether or not the model is.
+        priors = dict(zip(attrs, self.prior, strict=True))
+        self.min_size = max(
+            m._minimum_size(priors[m.attribute] if m.attribute else np.zeros(0)) for m in models
+        )
+        # Rows carry one code for all sensitive values (mixed radix, first attribute
+        # most significant); class x code keys must fit in 63 bits.
+        self.sens_span = math.prod(self.n_values)
+        if self.sens_span * max(self.rows, 1) >= _KEY_LIMIT:
+            raise ParameterError(
+                f"the sensitive attributes {attrs} have {self.sens_span} combinations of "
+                "values: too many to check together; use fewer sensitive attributes"
+            )
+        # Per QI and level: group count, maps between levels, loss and log2 count per
+        # group, and the QI's loss and entropy when nothing is suppressed.
+        self.groups: list[list[int]] = []
+        self.maps: list[dict[tuple[int, int], _Ints]] = []
+        self.group_loss: list[list[_Floats]] = []
+        self.group_log_count: list[list[_Floats]] = []
+        self.entropy_offset: list[float] = []
+        self.gen_loss: list[_Floats] = []
+        self.gen_entropy: list[_Floats] = []
+        for h, codes0 in zip(self.hierarchies, self.level0, strict=True):
+            leaves = len(h.codes(0))
+            hist = np.bincount(codes0, weights=self.weight, minlength=leaves)
+            offset = float(hist @ np.log2(np.maximum(hist, 1)))
+            level_codes = [h.codes(level).astype(np.int64) for level in range(h.levels)]
+            groups, losses, logs, gen, ent = [], [], [], [], []
+            for c in level_codes:
+                g = int(c.max()) + 1
+                groups.append(g)
+                size = np.bincount(c, minlength=g)
+                loss = (size - 1) / (leaves - 1) if leaves > 1 else np.zeros(g)
+                log_count = np.log2(np.maximum(np.bincount(c, weights=hist, minlength=g), 1))
+                losses.append(loss)
+                logs.append(log_count)
+                gen.append(float(hist @ loss[c]) / self.n)
+                ent.append(float(hist @ log_count[c]) - offset)
+            maps: dict[tuple[int, int], _Ints] = {}
+            for lo in range(h.levels):
+                for hi in range(lo + 1, h.levels):
+                    up = np.zeros(groups[lo], dtype=np.int64)
+                    up[level_codes[lo]] = level_codes[hi]
+                    maps[lo, hi] = up
+            self.groups.append(groups)
+            self.maps.append(maps)
+            self.group_loss.append(losses)
+            self.group_log_count.append(logs)
+            self.entropy_offset.append(offset)
+            self.gen_loss.append(np.array(gen))
+            self.gen_entropy.append(np.array(ent))
+
+    @staticmethod
+    def _weights(df: pd.DataFrame, weights: str | None, roles: list[str]) -> _Ints:
+        """Records per row: 1, or the non-negative integers of column ``weights``."""
+        if weights is None:
+            return np.ones(len(df), dtype=np.int64)
+        if not isinstance(weights, str) or weights not in df.columns:
+            raise ColumnError(f"weights must name a column of df, got {weights!r}")
+        if weights in roles:
+            raise ParameterError(
+                f"weights column {weights!r} is also a quasi-identifier or sensitive attribute"
+            )
+        column = df[weights]
+        if not pd.api.types.is_numeric_dtype(column) or column.isna().any():
+            raise DataTypeError(
+                f"weights column {weights!r} must hold record counts (integers >= 0), "
+                f"got dtype {column.dtype} with {int(column.isna().sum())} missing"
+            )
+        values = column.to_numpy(dtype=np.float64)
+        if (values < 0).any() or (values != np.round(values)).any() or values.sum() < 1:
+            raise ParameterError(
+                f"weights column {weights!r} must hold integer record counts >= 0 "
+                "summing to at least 1"
+            )
+        return values.astype(np.int64)
+
+    def base(self) -> Table:
+        """The records grouped by original QI and sensitive values."""
+        return self.roll_up(self.records(), None, (0,) * len(self.qis))[0]
+
+    def records(self) -> Table:
+        """One class and one row per record (of positive weight), at the original levels."""
+        positive = np.flatnonzero(self.weight > 0)
+        classes = np.array(self.level0, dtype=np.int64).T[positive]
+        sens, _ = _combine([s[positive] for s in self.sens], self.n_values)
+        if not self.attrs:
+            sens = np.zeros(len(positive), dtype=np.int64)
+        rows = np.arange(len(positive), dtype=np.int64)
+        weight = self.weight[positive]
+        return Table(classes, weight, rows, sens, weight)
+
+    def roll_up(
+        self, source: Table, source_node: tuple[int, ...] | None, node: tuple[int, ...]
+    ) -> tuple[Table, int]:
+        """Generalize ``source`` (a table at ``source_node``, finer) to ``node``.
+
+        Returns the table and its number of classes.
+        """
+        start = source_node or (0,) * len(node)
+        mapped = {
+            j: self.maps[j][a, b][source.classes[:, j]]
+            for j, (a, b) in enumerate(zip(start, node, strict=True))
+            if b > a
+        }
+        radices = [self.groups[j][lv] for j, lv in enumerate(node)]
+        key, span = _key(source.classes, radices, mapped)
+        merged, n_classes, first = _factorize(key, span)
+        classes = np.take(source.classes, first, axis=0)  # faster than [first] on 2-D
+        for j, codes in mapped.items():
+            classes[:, j] = codes[first]
+        size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
+        if self.attrs:
+            cls, sens, count = _pairs(
+                merged[source.cls], source.sens, source.count, n_classes, self.sens_span
+            )
+        else:
+            cls, sens, count = np.arange(n_classes, dtype=np.int64), source.sens[first], size
+        return Table(classes, size, cls, sens, count), n_classes
+
+    def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
+        return _metrics.lower_bounds(
+            self.metric, nodes, self.heights, self.gen_loss, self.gen_entropy
+        )
+
+    def evaluate(
+        self,
+        source: Table,
+        source_node: tuple[int, ...] | None,
+        node: tuple[int, ...],
+        *,
+        with_metrics: bool = True,
+    ) -> Outcome:
+        """Generalize ``source`` (a table at ``source_node``, finer) to ``node``, check it.
+
+        Metrics are computed when ``with_metrics`` or the node is feasible.
+        """
+        table, n_classes = self.roll_up(source, source_node, node)
+        sizes = table.size
+        classes = _Classes(n_classes, sizes)
+        stride = self.sens_span
+        for i, att in enumerate(self.attrs):
+            stride //= self.n_values[i]
+            if len(self.attrs) == 1:
+                pair_cls, pair_value, pair_count = table.cls, table.sens, table.count
+            else:
+                pair_cls, pair_value, pair_count = _pairs(
+                    table.cls,
+                    table.sens // stride % self.n_values[i],
+                    table.count,
+                    n_classes,
+                    self.n_values[i],
+                )
+            classes.pairs[att] = _Pairs(
+                pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
+            )
+        ok = np.ones(n_classes, dtype=bool)
+        monotone_ok = np.ones(n_classes, dtype=bool)
+        for model, monotone in zip(self.models, self.monotone_models, strict=True):
+            accepted = model._accepts(classes)
+            ok &= accepted
+            if monotone:
+                monotone_ok &= accepted
+        suppressed = int(sizes[~ok].sum())
+        if self.min_size > 1:
+            monotone_ok &= sizes >= self.min_size
+        values = None
+        if with_metrics or suppressed <= self.max_out:
+            values = _metrics.compute(
+                n=self.n,
+                levels=node,
+                heights=self.heights,
+                group_loss=[self.group_loss[j][lv] for j, lv in enumerate(node)],
+                group_log_count=[self.group_log_count[j][lv] for j, lv in enumerate(node)],
+                entropy_offset=self.entropy_offset,
+                row_codes=list(table.classes.T),
+                row_count=sizes,
+                row_kept=ok,
+                kept_sizes=sizes[ok],
+            )
+        return Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, ok)
+
+    def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
+        out = self.df.copy()
+        outcome = self.evaluate(self.records(), None, node, with_metrics=False)
+        # One row per record: map each record to its row of the aggregated table.
+        generalized = [
+            self.maps[j][0, lv][codes] if lv else codes
+            for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
+        ]
+        kept = self._record_kept(generalized, outcome)
+        for j, q in enumerate(self.qis):
+            labels = self.hierarchies[j].labels(node[j])
+            out[q] = np.asarray(labels, dtype=object)[generalized[j]]
+        if suppression == "remove":
+            out = out.loc[kept]
+        else:
+            out.loc[~kept, self.qis] = "*"
+        return out, int(self.weight[~kept].sum())
+
+    def _record_kept(self, generalized: list[_Ints], outcome: Outcome) -> npt.NDArray[np.bool_]:
+        """Whether each record's class is released, from the node's class rows."""
+        radices = [int(c.max(initial=0)) + 1 for c in generalized]
+        both = [
+            np.concatenate([g, t])
+            for g, t in zip(generalized, outcome.table.classes.T, strict=True)
+        ]
+        key, _ = _combine(both, radices)
+        kept: npt.NDArray[np.bool_] = np.isin(
+            key[: self.rows], key[self.rows :][outcome.kept]
+        )
+        return kept
+
+
+def node_of(problem: Problem, levels: Mapping[str, int]) -> tuple[int, ...]:
+    if not isinstance(levels, Mapping) or set(levels) != set(problem.qis):
+        raise ParameterError(f"levels must map every QI {problem.qis} to a level, got {levels!r}")
+    node = []
+    for j, q in enumerate(problem.qis):
+        lv = levels[q]
+        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
+            raise ParameterError(f"levels[{q!r}] must be an integer, got {lv!r}")
+        if not 0 <= lv <= problem.heights[j]:
+            raise ParameterError(f"levels[{q!r}] must be in 0..{problem.heights[j]}, got {lv!r}")
+        node.append(int(lv))
+    return tuple(node)
