@@ -860,3 +860,173 @@ def test_get_engine_reaches_the_dask_scheduler_option() -> None:
         get_engine("pandas", scheduler="threads")
     with pytest.raises(PlanError, match=r"scheduler: must be one of threads, .* got 'nowhere'"):
         get_engine("dask", scheduler="nowhere")
+
+
+# ------------------------------------------- table-level steps on Dask, distributed
+
+
+def _no_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a Dask run fail if it gathers the partitions into one frame."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the partitions were gathered into memory")
+
+    monkeypatch.setattr(DaskEngine, "apply", refuse)
+    monkeypatch.setattr(DaskEngine, "original", refuse)
+
+
+def _classes(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """The multiset of the records' values of ``columns`` (missing as text)."""
+    return frame[columns].astype(str).value_counts().sort_index()
+
+
+def test_dask_anonymizes_the_adult_example_by_a_distributed_group_by(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = _no_report(EXAMPLES / "adult.yaml")
+    on_pandas = run(plan, tmp_path / "pandas", rng=3)
+    _no_gathering(monkeypatch)
+    on_dask = run(plan, tmp_path / "dask", rng=3, engine=DaskEngine("threads", npartitions=5))
+    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    assert a["levels"] == b["levels"]
+    assert a["suppressed"] == b["suppressed"] > 0
+    assert a["metrics"] == pytest.approx(b["metrics"])
+    assert on_dask.rows_out == on_pandas.rows_out == 32561 - a["suppressed"]
+    qis = ["education", "marital-status", "race", "salary-class"]
+    released = pd.read_csv(tmp_path / "dask" / "adult_release.csv")
+    pd.testing.assert_series_equal(
+        _classes(pd.read_csv(tmp_path / "pandas" / "adult_release.csv"), qis),
+        _classes(released, qis),
+    )
+    assert released.groupby(qis[:3]).size().min() >= 5
+    execution = on_dask.manifest["execution"]
+    assert execution["steps"]["anonymization"].startswith("distributed: a group-by")
+    assert execution["steps"]["age: laplace"] == "per partition"
+    assert on_pandas.manifest["execution"]["steps"]["anonymization"] == "in memory"
+
+
+def _generated(tmp_path: Path) -> dict[str, Any]:
+    """A table with missing quasi-identifier values, its hierarchies, and a plan."""
+    gen = np.random.default_rng(21)
+    n = 6000
+    zips = gen.choice(["4301", "4302", "4303", "4401", "4402", "4501"], n)
+    bands = gen.choice(["20-29", "30-39", "40-49", "50-59"], n).astype(object)
+    bands[gen.random(n) < 0.01] = None
+    frame = pd.DataFrame(
+        {
+            "zip": zips,
+            "band": bands,
+            "diagnosis": gen.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1]),
+            "x": gen.integers(0, 101, n),
+        }
+    )
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "zip.csv").write_text(
+        "".join(
+            f"{z},{z[:3]}*,{z[:2]}**,*\n" for z in ["4301", "4302", "4303", "4401", "4402", "4501"]
+        )
+    )
+    (tmp_path / "band.csv").write_text(
+        "20-29,20-39,*\n30-39,20-39,*\n40-49,40-59,*\n50-59,40-59,*\nnan,nan,*\n"
+    )
+    plan = {
+        "input": {"path": str(tmp_path / "people.csv")},
+        "columns": {
+            "zip": {"role": "quasi_identifier", "treatment": "keep"},
+            "band": {"role": "quasi_identifier", "treatment": "keep"},
+            "diagnosis": {"role": "sensitive", "treatment": "keep"},
+            "x": {
+                "role": "insensitive",
+                "treatment": {"method": "laplace", "epsilon": 1.0, "bounds": [0, 100]},
+            },
+        },
+        "anonymization": {
+            "quasi_identifiers": {
+                "zip": str(tmp_path / "zip.csv"),
+                "band": str(tmp_path / "band.csv"),
+            },
+            "models": [
+                {"k_anonymity": 40},
+                {"distinct_l_diversity": {"attribute": "diagnosis", "l": 3}},
+            ],
+            "max_suppression": 0.05,
+        },
+        "budget": {"ldp": {"epsilon": 1.0}},
+        "output": {"report": False},
+    }
+    return {"frame": frame, "plan": plan}
+
+
+@pytest.mark.parametrize("suppression", ["remove", "mark"])
+def test_dask_anonymization_equals_pandas_on_a_generated_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suppression: str
+) -> None:
+    case = _generated(tmp_path)
+    plan = case["plan"]
+    plan["anonymization"]["suppression"] = suppression
+    on_pandas = run(plan, tmp_path / "pandas", rng=5)
+    _no_gathering(monkeypatch)
+    on_dask = run(
+        plan, tmp_path / "dask", rng=6, engine=DaskEngine("threads", npartitions=7, batch=3)
+    )
+    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    assert a["levels"] == b["levels"]
+    assert a["suppressed"] == b["suppressed"] > 0
+    assert a["metrics"] == pytest.approx(b["metrics"])
+    columns = ["zip", "band", "diagnosis"]
+    left = pd.read_csv(tmp_path / "pandas" / "release.csv")
+    right = pd.read_csv(tmp_path / "dask" / "release.csv")
+    pd.testing.assert_series_equal(_classes(left, columns), _classes(right, columns))
+    if suppression == "remove":
+        assert len(right) == 6000 - b["suppressed"]
+    else:
+        assert len(right) == 6000
+        assert int((right["zip"] == "*").sum()) == b["suppressed"]
+    # Row order and the records' other columns are kept: the noise is the only change.
+    kept = right["zip"] != "*"
+    assert right["x"].between(0, 100).all() and kept.sum() == 6000 - b["suppressed"]
+
+
+def test_dask_report_is_built_from_a_sample_of_the_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import veil.release.runner as runner
+
+    monkeypatch.setattr(runner, "_REPORT_ROWS", 8000)
+    plan = EXAMPLES / "adult.yaml"
+    on_pandas = run(_no_report(plan), tmp_path / "pandas", rng=7)
+    _no_gathering(monkeypatch)
+    on_dask = run(plan, tmp_path / "dask", rng=7, engine=DaskEngine("threads", npartitions=8))
+    note = on_dask.manifest["execution"]["report"]
+    # 8 000 of 32 561 records: 2 of the 8 partitions, the first and the last.
+    assert note.startswith("a deterministic sample: 2 of 8 partitions, evenly spaced")
+    page = (tmp_path / "dask" / "report.html").read_text(encoding="utf-8")
+    assert f"Release report ({note})" in page
+    assert re.search(r"accuracy (0\.\d+) (0\.\d+)", _section(page, "Machine-learning utility"))
+    assert "not computed" not in _section(page, "Correlation loss").lower()
+    # The manifest's risk covers every record, from class counts.
+    risk = on_dask.manifest["risk"]
+    assert risk["computed_on"] == "every record (distributed group-by)"
+    assert risk["before"]["n_records"] == 32561
+    assert risk["after"]["n_records"] == on_dask.rows_out
+    assert on_pandas.manifest["risk"] is None  # no report, no risk measure
+    with_report = run(plan, tmp_path / "pandas-report", rng=7)
+    assert with_report.manifest["risk"]["before"] == risk["before"]
+
+
+def test_dask_says_which_table_steps_it_gathers(tmp_path: Path) -> None:
+    plan = {
+        "input": {"dataset": "nyc_taxi", "columns": ["pickup_latitude", "pickup_longitude"]},
+        "locations": [
+            {
+                "lat": "pickup_latitude",
+                "lon": "pickup_longitude",
+                "mask": {"method": "cloak", "k": 5},
+                "centre": [40.758, -73.9855],
+            }
+        ],
+        "output": {"report": False},
+    }
+    result = run(plan, tmp_path, engine=DaskEngine("threads", npartitions=2))
+    note = result.manifest["execution"]["steps"]["pickup_latitude, pickup_longitude: cloak"]
+    assert note.startswith("gathered in memory")

@@ -24,6 +24,7 @@ one partition.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import time
@@ -46,6 +47,7 @@ __all__ = [
     "Engine",
     "InputData",
     "PandasEngine",
+    "Probe",
     "Progress",
     "RowResult",
     "RowStep",
@@ -346,13 +348,21 @@ class DaskEngine:
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
-        """Connect to (or start) the distributed scheduler for the run, if one is used."""
-        if self.scheduler != "local" and "://" not in self.scheduler:
-            yield
-            return
-        from distributed import Client, LocalCluster
+        """Connect to (or start) the distributed scheduler for the run, if one is used.
+
+        Text columns keep the types pandas reads them with (Dask's conversion to Arrow
+        strings is off for the run), so a missing value is the same on both engines
+        (``nan``, not ``<NA>``, which hierarchies and domains would see apart).
+        """
+        import dask
 
         with contextlib.ExitStack() as stack:
+            stack.enter_context(dask.config.set({"dataframe.convert-string": False}))
+            if self.scheduler != "local" and "://" not in self.scheduler:
+                yield
+                return
+            from distributed import Client, LocalCluster
+
             if self.scheduler == "local":
                 cluster = stack.enter_context(
                     LocalCluster(  # type: ignore[no-untyped-call]
@@ -438,13 +448,21 @@ class DaskEngine:
         privacy, masking = (results[0][1], results[0][2]) if results else ([], [])
         return RowResult(frame, privacy, masking, {f"row steps ({len(parts)} partitions)": elapsed})
 
+    def partitions(self, data: InputData) -> int:
+        """The number of partitions of the input."""
+        return int(data.table.npartitions)
+
     def stream(
         self,
         data: InputData,
         steps: Sequence[RowStep],
         streams: Sequence[np.random.Generator],
-        sink: Callable[[pd.DataFrame], None],
+        sink: Callable[[pd.DataFrame], None] | None,
         progress: Progress | None = None,
+        *,
+        finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+        probe: Probe | None = None,
+        collect: Callable[[int, Any], None] | None = None,
     ) -> StreamResult:
         """Run the steps per partition and hand each result to ``sink``, in order.
 
@@ -452,6 +470,25 @@ class DaskEngine:
         sink before the next batch starts: memory holds one batch of partitions, never
         the whole table (the path for data larger than memory). Partition ``p`` of step
         ``i`` draws from ``spawn(streams[i], n_partitions)[p]``, as in :meth:`apply`.
+
+        Each partition draws from a copy of its streams, so two passes over the input
+        (one to count classes, one to write) see the same noise: a pass changes no
+        generator.
+
+        Parameters
+        ----------
+        data, steps, streams, progress
+            As for :meth:`apply`.
+        sink : callable or None
+            Receives each partition's output, in partition order; None for a pass that
+            only probes (the outputs stay on the workers).
+        finish : callable, optional
+            Applied to each partition's output after the steps, on the worker (drop
+            columns, generalize, remove suppressed records).
+        probe : callable, optional
+            ``probe(p, original, output)`` runs on the worker for partition ``p``; its
+            (small) result goes to ``collect(p, result)`` on the client, in order (class
+            counts of a distributed group-by, a report sample).
 
         Raises
         ------
@@ -470,10 +507,19 @@ class DaskEngine:
             if progress is not None:
                 progress(f"partitions {begin + 1}-{min(begin + batch, len(parts))} of {len(parts)}")
             tasks = [
-                delayed(_run_steps)(parts[p], steps, [children[p] for children in per_step])
+                delayed(_partition)(
+                    p,
+                    parts[p],
+                    steps,
+                    [children[p] for children in per_step],
+                    finish,
+                    probe,
+                    sink is not None,
+                )
                 for p in range(begin, min(begin + batch, len(parts)))
             ]
-            for frame, privacy, masking, _ in self._compute(*tasks):
+            results = self._compute(*tasks)
+            for p, (frame, privacy, masking, probed, count) in enumerate(results, start=begin):
                 if first is None:
                     first = (privacy, masking)
                 elif privacy != first[0]:
@@ -481,17 +527,43 @@ class DaskEngine:
                         "partitions recorded different privacy costs: "
                         f"{privacy} and {first[0]}; nothing was written"
                     )
-                rows += len(frame)
-                sink(frame)
+                rows += count
+                if collect is not None:
+                    collect(p, probed)
+                if sink is not None:
+                    sink(frame)
         elapsed = time.perf_counter() - start
         privacy, masking = first if first is not None else ([], [])
+        what = "row steps and write" if sink is not None else "row steps and counts"
         return StreamResult(
             rows,
             len(parts),
             privacy,
             masking,
-            {f"row steps and write, streamed ({len(parts)} partitions)": elapsed},
+            {f"{what}, streamed ({len(parts)} partitions)": elapsed},
         )
+
+
+Probe = Callable[[int, pd.DataFrame, pd.DataFrame], Any]
+"""``probe(p, original, output)``: a small summary of partition ``p`` (on the worker)."""
+
+
+def _partition(
+    p: int,
+    part: pd.DataFrame,
+    steps: Sequence[RowStep],
+    streams: Sequence[np.random.Generator],
+    finish: Callable[[pd.DataFrame], pd.DataFrame] | None,
+    probe: Probe | None,
+    keep: bool,
+) -> tuple[pd.DataFrame | None, list[dict[str, Any]], list[dict[str, Any]], Any, int]:
+    """One partition through the steps (from copies of its streams), finish and probe."""
+    copies = [copy.deepcopy(s) for s in streams]
+    out, privacy, masking, _ = _run_steps(part, steps, copies)
+    if finish is not None:
+        out = finish(out)
+    probed = probe(p, part, out) if probe is not None else None
+    return (out if keep else None), privacy, masking, probed, len(out)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,8 @@ def build_manifest(
     caught: Sequence[warnings.WarningMessage],
     timings: Mapping[str, float],
     outputs: Mapping[str, Any],
+    risk: Mapping[str, Any] | None = None,
+    execution: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble the manifest (a JSON-ready dict).
 
@@ -102,6 +104,13 @@ def build_manifest(
         Seconds per step.
     outputs : mapping
         The files written, with their SHA-256.
+    risk : mapping, optional
+        Re-identification risk (:func:`veil.risk.summary`) before and after, on the
+        released quasi-identifiers, computed on every record.
+    execution : mapping, optional
+        Where each step ran: ``engine``, ``steps`` (per step: ``"in memory"``, ``"per
+        partition"``, ``"distributed: ..."`` or ``"gathered in memory: ..."``) and, for
+        a Dask run, ``report`` (the sample the report was built from).
     """
     by_scope: dict[str, list[dict[str, Any]]] = {}
     for entry in recorded:
@@ -143,4 +152,6 @@ def build_manifest(
         "warnings": warning_records(caught),
         "timings_s": {k: round(v, 6) for k, v in timings.items()},
         "outputs": dict(outputs),
+        "risk": None if risk is None else dict(risk),
+        "execution": None if execution is None else dict(execution),
     }

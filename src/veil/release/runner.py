@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from veil import anonymity, geo, ldp, masking
@@ -78,11 +80,14 @@ from veil.release.plan import (
     TokenTreatment,
     load_plan,
 )
+from veil.risk import summary as risk_summary
 from veil.rng import RngLike, resolve_rng, spawn
 
 __all__ = ["RunResult", "run"]
 
 _TableStep = Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
+# The risk threshold of the manifest's risk summary (the report's).
+_RISK_THRESHOLD = 0.2
 
 
 @dataclass(frozen=True)
@@ -495,13 +500,30 @@ def _models(spec: AnonymizationSpec) -> list[anonymity.PrivacyModel]:
     return out
 
 
-def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _anonymization_args(
+    spec: AnonymizationSpec,
+) -> tuple[dict[str, anonymity.Hierarchy], list[anonymity.PrivacyModel], list[str]]:
     hierarchies = {
         qi: anonymity.Hierarchy.from_csv(h.path, sep=h.sep)
         for qi, h in spec.quasi_identifiers.items()
     }
-    models = _models(spec)
     sensitive = sorted({a for m in spec.models if (a := getattr(m, "attribute", None))})
+    return hierarchies, _models(spec), sensitive
+
+
+def _anonymization_info(
+    result: anonymity.AnonymizationResult, models: list[anonymity.PrivacyModel]
+) -> dict[str, Any]:
+    return {
+        "levels": dict(result.levels),
+        "suppressed": int(result.suppressed),
+        "metrics": {k: float(v) for k, v in result.metrics.items()},
+        "models": [repr(m) for m in models],
+    }
+
+
+def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame, dict[str, Any]]:
+    hierarchies, models, sensitive = _anonymization_args(spec)
     result = anonymity.anonymize(
         df,
         hierarchies,
@@ -511,14 +533,140 @@ def _anonymize(df: pd.DataFrame, spec: AnonymizationSpec) -> tuple[pd.DataFrame,
         sensitive=sensitive or None,
         suppression=spec.suppression,
     )
-    info = {
-        "levels": dict(result.levels),
-        "suppressed": int(result.suppressed),
-        "metrics": {k: float(v) for k, v in result.metrics.items()},
-        "models": [repr(m) for m in models],
-    }
     # The kept records keep their labels, so the report can pair them with the originals.
-    return result.data, info
+    return result.data, _anonymization_info(result, models)
+
+
+# Name of the record-count column of the class counts (a group-by's sizes).
+_RECORDS = "__veil_records__"
+# Records of the in-memory sample a Dask run builds its report from (at least one
+# partition).
+_REPORT_ROWS = 50_000
+
+
+def _record_counts(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Records per combination of values of ``columns`` (missing is a value)."""
+    sizes = frame.groupby(columns, dropna=False, observed=True, sort=False).size()
+    return sizes.rename(_RECORDS).reset_index()
+
+
+class _Counts:
+    """Class counts summed over partitions: the reduce side of a distributed group-by."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._parts: list[pd.DataFrame] = []
+
+    def add(self, part: pd.DataFrame) -> None:
+        self._parts.append(part)
+        if len(self._parts) >= 32:
+            self._parts = [self.frame()]
+
+    def frame(self) -> pd.DataFrame:
+        if not self._parts:
+            return pd.DataFrame({**{c: [] for c in self.columns}, _RECORDS: []})
+        both = pd.concat(self._parts, ignore_index=True)
+        summed = both.groupby(self.columns, dropna=False, observed=True, sort=False)[_RECORDS]
+        return summed.sum().reset_index()
+
+
+def _kept_rows(
+    codes: list[npt.NDArray[np.intp]], kept: list[npt.NDArray[np.intp]], radices: list[int]
+) -> npt.NDArray[np.bool_]:
+    """Whether each row's class (its group codes) is among the ``kept`` classes."""
+    n = len(codes[0])
+    key = np.zeros(n + len(kept[0]), dtype=np.int64)
+    span = 1
+    for rows, classes, radix in zip(codes, kept, radices, strict=True):
+        if span * radix >= 1 << 62:
+            # Re-code the key densely before it could overflow.
+            dense, _ = pd.factorize(key)
+            key = np.asarray(dense, dtype=np.int64)
+            span = int(key.max(initial=0)) + 1
+        key = key * radix + np.concatenate([rows, classes])
+        span *= radix
+    released: npt.NDArray[np.bool_] = np.isin(key[:n], key[n:])
+    return released
+
+
+def _release_classes(
+    result: anonymity.AnonymizationResult,
+    hierarchies: dict[str, anonymity.Hierarchy],
+    suppression: str,
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per partition: generalize the QIs to the chosen levels, suppress the other classes.
+
+    ``result`` comes from the class counts (suppression ``remove``): its rows are the
+    released classes. A record is released when its generalized class is one of them,
+    as :func:`veil.anonymity.anonymize` decides on the whole table.
+    """
+    qis = list(result.levels)
+    groups = [hierarchies[q].codes(result.levels[q]) for q in qis]
+    labels = [np.asarray(hierarchies[q].labels(result.levels[q]), dtype=object) for q in qis]
+    kept: list[npt.NDArray[np.intp]] = []
+    for q, names in zip(qis, labels, strict=True):
+        found = pd.Index(names).get_indexer(result.data[q].astype(object))
+        assert (found >= 0).all(), f"anonymization: a released class of {q!r} has no label"
+        kept.append(np.asarray(found, dtype=np.intp))
+    radices = [len(names) for names in labels]
+
+    def release(frame: pd.DataFrame) -> pd.DataFrame:
+        codes = [g[hierarchies[q].encode(frame[q])] for q, g in zip(qis, groups, strict=True)]
+        released = _kept_rows(codes, kept, radices)
+        out = output_frame(frame)
+        for q, names, c in zip(qis, labels, codes, strict=True):
+            out[q] = names[c]
+        if suppression == "remove":
+            return out.loc[released]
+        out.loc[~released, qis] = "*"
+        return out
+
+    return release
+
+
+def _finisher(
+    dropped: list[str], release_classes: Callable[[pd.DataFrame], pd.DataFrame] | None
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per partition, after the row steps: drop columns, then release the classes."""
+
+    def finish(part: pd.DataFrame) -> pd.DataFrame:
+        kept = part.drop(columns=dropped)
+        if release_classes is not None:
+            kept = release_classes(kept)
+        kept.attrs = {}
+        return kept
+
+    return finish
+
+
+def _sample_partitions(partitions: int, rows: int) -> set[int]:
+    """Evenly spaced partitions holding about :data:`_REPORT_ROWS` records (at least one)."""
+    wanted = math.ceil(partitions * _REPORT_ROWS / max(rows, 1))
+    m = min(partitions, max(1, wanted))
+    return {int(p) for p in np.linspace(0, partitions - 1, m).round()}
+
+
+def _paired_sample(
+    parts: dict[int, tuple[pd.DataFrame, pd.DataFrame]],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Sampled partitions, originals and releases, with labels pairing their records."""
+    originals: list[pd.DataFrame] = []
+    released: list[pd.DataFrame] = []
+    offset = 0
+    for p in sorted(parts):
+        before, after = parts[p]
+        positions = pd.Index(before.index).get_indexer(after.index)
+        originals.append(before.set_axis(pd.RangeIndex(offset, offset + len(before))))
+        released.append(after.set_axis(pd.Index(positions + offset)))
+        offset += len(before)
+    return pd.concat(originals), pd.concat(released)
+
+
+def _risk(frame: pd.DataFrame, qis: list[str], weights: str | None = None) -> dict[str, Any]:
+    if not qis or len(frame) == 0:
+        return {}
+    summary = risk_summary(frame, qis, threshold=_RISK_THRESHOLD, weights=weights)
+    return {"quasi_identifiers": qis, **summary.to_dict()}
 
 
 # --------------------------------------------------------------------------- run
@@ -573,12 +721,18 @@ def _writer(frame: pd.DataFrame, fmt: str, digest: dict[str, str]) -> Callable[[
     return write
 
 
+def _release_entry(path: Path, fmt: str, rows: int, columns: list[str]) -> dict[str, Any]:
+    return {"file": path.name, "format": fmt, "rows": rows, "columns": columns}
+
+
 def _report(
     original: pd.DataFrame,
     released: pd.DataFrame,
     plan: Plan,
     manifest: dict[str, Any],
     rng: np.random.Generator,
+    *,
+    title: str = "Release report",
 ) -> str:
     from veil.release.report import build_report
 
@@ -596,6 +750,7 @@ def _report(
         target=plan.evaluation.target,
         rng=rng,
         metrics=plan.evaluation.metrics,
+        title=title,
     )
 
 
@@ -829,42 +984,180 @@ def run(
         digest: dict[str, str] = {}
 
         frame: pd.DataFrame | None = None
-        streaming = (
-            isinstance(chosen, DaskEngine)
-            and not table_steps
-            and allocated.anonymization is None
-            and report_path is None
+        dask = isinstance(chosen, DaskEngine)
+        # Risk before and after, on the released quasi-identifiers, for the manifest.
+        risk_qis = (
+            [
+                c
+                for c in allocated.columns_with("quasi_identifier")
+                if c not in dropped and c in data.columns
+            ]
+            if report_path is not None and "risk" in allocated.evaluation.metrics
+            else []
         )
-        if streaming:
+        risk_info: dict[str, Any] | None = None
+        execution: dict[str, Any] = {"engine": chosen.name, "steps": {}}
+
+        def manifest_args() -> dict[str, Any]:
+            return {
+                "plan": allocated,
+                "plan_source": plan_source,
+                "ledger": ledger,
+                "input_info": {
+                    "source": data.source,
+                    "sha256": data.sha256,
+                    "rows": data.rows,
+                    "columns": list(data.columns),
+                },
+                "engine": chosen.name,
+                "randomness": _randomness(rng),
+                "masking": masking_entries,
+                "recorded": privacy,
+                "anonymization": anonymization_info,
+                "allocation": allocation_info,
+                "dropped_unlisted": dropped_unlisted,
+                "timings": timings,
+                "outputs": outputs,
+                "risk": risk_info,
+                "execution": execution,
+            }
+
+        privacy: list[dict[str, Any]] = []
+        masking_entries: list[dict[str, Any]] = []
+        outputs: dict[str, Any] = {}
+        if dask and not table_steps:
             # Larger than memory: partitions go through the steps and into the file
-            # batch by batch; the cross-check runs before the file replaces the old one.
+            # batch by batch; table-level measures come from distributed group-bys.
+            assert isinstance(chosen, DaskEngine)
+            engine_ = chosen
+            for step in row_steps:
+                execution["steps"][step.label] = "per partition"
+            release_classes: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+            spec = allocated.anonymization
+            if spec is not None:
+                tick = time.perf_counter()
+                hierarchies, models, sensitive = _anonymization_args(spec)
+                keys = [*spec.quasi_identifiers, *sensitive]
+                counts = _Counts(keys)
+                _say(progress, "anonymization: class counts")
+                scan = engine_.stream(
+                    data,
+                    row_steps,
+                    row_streams,
+                    None,
+                    progress,
+                    probe=lambda _p, _original, part: _record_counts(part, keys),
+                    collect=lambda _p, part: counts.add(part),
+                )
+                _check_recorded(ledger, scan.privacy)
+                _say(progress, "anonymization")
+                aggregated = counts.frame()
+                result = anonymity.anonymize(
+                    aggregated,
+                    hierarchies,
+                    models,
+                    max_suppression=spec.max_suppression,
+                    metric=spec.metric,
+                    sensitive=sensitive or None,
+                    suppression="remove",
+                    weights=_RECORDS,
+                )
+                anonymization_info = _anonymization_info(result, models)
+                release_classes = _release_classes(result, hierarchies, spec.suppression)
+                execution["steps"]["anonymization"] = (
+                    f"distributed: a group-by of the {data.rows} records over "
+                    f"{', '.join(keys)} gave {len(aggregated)} classes; the search ran on "
+                    "them, and the partitions were generalized and filtered"
+                )
+                timings["anonymization (class counts and search)"] = time.perf_counter() - tick
+            finish = _finisher(dropped, release_classes)
+            sample = (
+                _sample_partitions(engine_.partitions(data), data.rows)
+                if report_path is not None
+                else set()
+            )
+            before, after = _Counts(risk_qis), _Counts(risk_qis)
+            sampled: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+            def probe(p: int, original: pd.DataFrame, part: pd.DataFrame) -> Any:
+                counted = (
+                    (_record_counts(original, risk_qis), _record_counts(part, risk_qis))
+                    if risk_qis
+                    else None
+                )
+                return counted, ((original, part) if p in sample else None)
+
+            def collect(p: int, probed: Any) -> None:
+                counted, pair = probed
+                if counted is not None:
+                    before.add(counted[0])
+                    after.add(counted[1])
+                if pair is not None:
+                    sampled[p] = pair
+
             out.mkdir(parents=True, exist_ok=True)
             streamed: dict[str, StreamResult] = {}
             columns: list[str] = []
 
             def write_streamed(tmp: str) -> None:
+                nonlocal risk_info, report_html, privacy, masking_entries
                 with _PartitionWriter(tmp, fmt) as writer:
-                    assert isinstance(chosen, DaskEngine)
-                    streamed["result"] = chosen.stream(
+                    streamed["result"] = engine_.stream(
                         data,
                         row_steps,
                         row_streams,
-                        lambda part: writer.write(part.drop(columns=dropped)),
+                        writer.write,
                         progress,
+                        finish=finish,
+                        probe=probe if (risk_qis or sample) else None,
+                        collect=collect if (risk_qis or sample) else None,
                     )
+                result = streamed["result"]
                 columns.extend(writer.columns)
-                _check_recorded(ledger, streamed["result"].privacy)
+                _check_recorded(ledger, result.privacy)
+                privacy, masking_entries = list(result.privacy), result.masking
+                timings.update(result.timings)
                 digest["sha256"] = _sha256_file(tmp)
+                outputs["release"] = _release_entry(release_path, fmt, result.rows, columns)
+                if risk_qis:
+                    tick = time.perf_counter()
+                    risk_info = {
+                        "before": _risk(before.frame(), risk_qis, _RECORDS),
+                        "after": _risk(after.frame(), risk_qis, _RECORDS),
+                        "computed_on": "every record (distributed group-by)",
+                    }
+                    timings["risk (class counts)"] = time.perf_counter() - tick
+                if report_path is not None:
+                    tick = time.perf_counter()
+                    _say(progress, "report")
+                    original_sample, released_sample = _paired_sample(sampled)
+                    note = (
+                        f"a deterministic sample: {len(sampled)} of {result.partitions} "
+                        f"partitions, evenly spaced ({len(original_sample)} of {data.rows} "
+                        "records)"
+                    )
+                    execution["report"] = note
+                    draft = build_manifest(caught=list(caught), **manifest_args())
+                    report_html = _report(
+                        original_sample,
+                        released_sample,
+                        allocated,
+                        draft,
+                        streams[-1],
+                        title=f"Release report ({note})",
+                    )
+                    timings["report"] = time.perf_counter() - tick
+                # The release file replaces the old one only when everything else is ready.
 
             write_atomic(release_path, write_streamed)
-            result = streamed["result"]
-            timings.update(result.timings)
-            privacy, masking_entries, rows_out = result.privacy, result.masking, result.rows
+            rows_out = streamed["result"].rows
         else:
             applied = chosen.apply(data, row_steps, row_streams, progress)
             timings.update(applied.timings)
             frame = applied.frame
             privacy, masking_entries = list(applied.privacy), applied.masking
+            for step in row_steps:
+                execution["steps"][step.label] = "per partition" if dask else "in memory"
             table_streams = streams[len(row_steps) : len(row_steps) + len(table_steps)]
             for (label, fn), stream in zip(table_steps, table_streams, strict=True):
                 _say(progress, label)
@@ -874,54 +1167,39 @@ def run(
                 privacy.extend(dict(e) for e in step_out.attrs.get(PRIVACY_ATTR, [])[old:])
                 frame = step_out
                 timings[label] = time.perf_counter() - tick
+                execution["steps"][label] = (
+                    "gathered in memory: this step needs the whole table and is not "
+                    "distributed"
+                    if dask
+                    else "in memory"
+                )
             frame = frame.drop(columns=dropped)
             if allocated.anonymization is not None:
                 tick = time.perf_counter()
                 _say(progress, "anonymization")
                 frame, anonymization_info = _anonymize(frame, allocated.anonymization)
                 timings["anonymization"] = time.perf_counter() - tick
+                execution["steps"]["anonymization"] = (
+                    "gathered in memory: the table was gathered for another table step"
+                    if dask
+                    else "in memory"
+                )
             frame.attrs = {}
             _check_recorded(ledger, privacy)
             columns = [str(c) for c in frame.columns]
             rows_out = len(frame)
-
-        # Everything is computed in memory first; files are replaced only at the end,
-        # the manifest (which holds the other files' hashes) last.
-        outputs: dict[str, Any] = {
-            "release": {
-                "file": release_path.name,
-                "format": fmt,
-                "rows": rows_out,
-                "columns": columns,
-            }
-        }
-        manifest_args: dict[str, Any] = {
-            "plan": allocated,
-            "plan_source": plan_source,
-            "ledger": ledger,
-            "input_info": {
-                "source": data.source,
-                "sha256": data.sha256,
-                "rows": data.rows,
-                "columns": list(data.columns),
-            },
-            "engine": chosen.name,
-            "randomness": _randomness(rng),
-            "masking": masking_entries,
-            "recorded": privacy,
-            "anonymization": anonymization_info,
-            "allocation": allocation_info,
-            "dropped_unlisted": dropped_unlisted,
-            "timings": timings,
-            "outputs": outputs,
-        }
-        if not streaming:
-            assert frame is not None
+            outputs["release"] = _release_entry(release_path, fmt, rows_out, columns)
+            original = chosen.original(data)
+            if risk_qis:
+                risk_info = {
+                    "before": _risk(original, risk_qis),
+                    "after": _risk(frame, risk_qis),
+                    "computed_on": "every record",
+                }
             if report_path is not None:
                 tick = time.perf_counter()
-                draft = build_manifest(caught=list(caught), **manifest_args)
+                draft = build_manifest(caught=list(caught), **manifest_args())
                 _say(progress, "report")
-                original = chosen.original(data)
                 report_html = _report(original, frame, allocated, draft, streams[-1])
                 timings["report"] = time.perf_counter() - tick
             tick = time.perf_counter()
@@ -929,6 +1207,8 @@ def run(
             out.mkdir(parents=True, exist_ok=True)
             write_atomic(release_path, _writer(frame, fmt, digest))
             timings["write"] = time.perf_counter() - tick
+        # Files are replaced only at the end, the manifest (which holds the other files'
+        # hashes) last.
         outputs["release"]["sha256"] = digest["sha256"]
         if report_path is not None and report_html is not None:
             write_text_atomic(report_path, report_html)
@@ -936,7 +1216,7 @@ def run(
                 "file": report_path.name,
                 "sha256": hashlib.sha256(report_html.encode("utf-8")).hexdigest(),
             }
-        manifest = build_manifest(caught=list(caught), **manifest_args)
+        manifest = build_manifest(caught=list(caught), **manifest_args())
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
     return RunResult(
         allocated,
