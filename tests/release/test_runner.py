@@ -692,15 +692,25 @@ def test_a_failure_while_streaming_leaves_the_previous_release(
     assert _snapshot(out) == before
 
 
-def test_dask_with_a_table_step_gathers_the_partitions(tmp_path: Path) -> None:
+def test_dask_suppresses_sparse_grid_cells_by_a_distributed_group_by(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plan = _no_report(EXAMPLES / "location.yaml")
-    result = run(plan, tmp_path, engine=DaskEngine("threads", npartitions=2), rng=4)
-    released = pd.read_csv(tmp_path / "taxi_release.csv")
+    on_pandas = run(plan, tmp_path / "pandas", rng=4)
+    _no_gathering(monkeypatch)
+    result = run(plan, tmp_path / "dask", engine=DaskEngine("threads", npartitions=3), rng=4)
+    released = pd.read_csv(tmp_path / "dask" / "taxi_release.csv")
     assert len(released) == result.rows_out == 998
-    timings = result.manifest["timings_s"]
-    assert "row steps (2 partitions)" in timings
-    assert "dropoff_latitude, dropoff_longitude: grid" in timings
+    note = result.manifest["execution"]["steps"]["dropoff_latitude, dropoff_longitude: grid"]
+    assert note.startswith("distributed: cell centres per partition; a group-by of the")
+    # The grid is deterministic: the same cells are suppressed as on the whole table.
+    expected = pd.read_csv(tmp_path / "pandas" / "taxi_release.csv")
+    for column in ("dropoff_latitude", "dropoff_longitude"):
+        assert released[column].isna().sum() > 0
+        np.testing.assert_array_equal(released[column], expected[column])
+    assert "class counts (3 partitions)" in result.manifest["timings_s"]
     assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
+    assert on_pandas.manifest["totals"] == result.manifest["totals"]
 
 
 @pytest.mark.parametrize(

@@ -3,18 +3,39 @@
 The runner splits a plan into *row steps*, which transform each record on its own (masking,
 local-DP noise, geo masks with a fixed projection), and *table steps*, which need the
 whole table (k-anonymity, cloaking, grid suppression). An engine reads the input and runs
-the row steps; the table steps and the outputs then work on the pandas frame it returns.
+the row steps.
 
-* :class:`PandasEngine` (default): the table in memory, each row step once over it.
+* :class:`PandasEngine` (default): the table in memory, each row step once over it; the
+  table steps and the outputs work on that frame.
 * :class:`DaskEngine`: the input read as partitions (Parquet row groups or CSV blocks),
   the row steps run per partition in parallel, each partition with its own independent
   random stream (:func:`veil.rng.spawn`), so the noise of one partition says nothing
   about another's and the result has the same distribution as on pandas.
 
-When a plan has no table step and no report, the runner streams a Dask run straight into
-the release file (:meth:`DaskEngine.stream`): a batch of partitions at a time, so the
-table never has to fit in memory. Otherwise the released partitions are gathered into
-one pandas frame for the table steps and the report.
+On Dask the runner streams the partitions into the release file
+(:meth:`DaskEngine.stream`), a batch of partitions at a time, so the table never has to
+fit in memory. Table steps that only need class sizes run as distributed group-bys in a
+first pass over the partitions (which returns small frames of counts, never records):
+
+* k-anonymity and the other models of the plan's ``anonymization``: records are counted
+  per combination of the quasi-identifiers and the models' sensitive attributes; the
+  lattice search runs on those counts (:func:`veil.anonymity.anonymize` with
+  ``weights=``); then each partition, while streamed, has its quasi-identifiers
+  generalized to the chosen levels and the records of suppressed classes removed (or
+  marked). Levels, suppressed records and metrics are those of a run on the whole table.
+* a ``grid`` mask with ``min_count`` (and a fixed ``centre``): cell centres per
+  partition, a group-by of the centres, then the points of the sparse cells suppressed.
+* the report's risk before and after (in the manifest): :func:`veil.risk.summary` on the
+  class counts of the released quasi-identifiers.
+
+The first pass recomputes the row steps from copies of the partitions' random streams,
+so the second pass sees exactly the same noise (a pass changes no generator). The report
+needs records in memory: on Dask it is built from a deterministic sample, evenly spaced
+partitions holding about 50 000 records (its title says how many). ``cloak`` masks, and
+``grid`` masks without a fixed ``centre`` (their projection is fitted to all the
+points), are not distributed: a plan with one gathers the released partitions into one
+pandas frame, and the manifest's ``execution`` section says so for each such step
+("gathered in memory").
 
 A row step is ``fn(frame, generator) -> frame``. Every engine gives step ``i`` and
 partition ``p`` the stream ``spawn(streams[i], n_partitions)[p]``: on pandas there is

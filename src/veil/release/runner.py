@@ -10,10 +10,16 @@ record on its own); table steps (anonymization, cloaking, grid suppression) foll
 the whole table. The costs the functions recorded are compared with the plan, and only
 then are the outputs written, each atomically (a temporary file in the output folder,
 renamed over the target), the manifest last: a failure at any point leaves the previous
-release, report and manifest as they were. (A Dask run without table steps or report
-streams its partitions into the temporary file and compares the costs before the
-rename.) A killed run may leave its hidden temporary file behind, never a partial
-release.
+release, report and manifest as they were. (A Dask run streams its partitions into the
+temporary file, with k-anonymity and grid suppression done by distributed group-bys,
+and compares the costs and builds the report before the rename; see
+:mod:`veil.release.engine`.) A killed run may leave its hidden temporary file behind,
+never a partial release.
+
+The released records keep the index labels of the input rows (the file is written
+without them), so the report pairs each released record with its original even when
+records were suppressed. When the report's risk section is built, the manifest's
+``risk`` holds :func:`veil.risk.summary` before and after on every record.
 
 Every privacy decision is made by the functions this module calls
 (:mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo`, :mod:`veil.anonymity`); the runner
@@ -570,6 +576,11 @@ class _Counts:
         return summed.sum().reset_index()
 
 
+def _add_counts(counters: dict[str, _Counts], found: dict[str, pd.DataFrame]) -> None:
+    for name, counts in found.items():
+        counters[name].add(counts)
+
+
 def _kept_rows(
     codes: list[npt.NDArray[np.intp]], kept: list[npt.NDArray[np.intp]], radices: list[int]
 ) -> npt.NDArray[np.bool_]:
@@ -624,12 +635,57 @@ def _release_classes(
     return release
 
 
-def _finisher(
-    dropped: list[str], release_classes: Callable[[pd.DataFrame], pd.DataFrame] | None
+def _counting_probe(
+    counted: dict[str, list[str]], locations: set[str]
+) -> Callable[[int, pd.DataFrame, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """Per partition: the class counts of each counted step (cells of present points)."""
+
+    def probe(_p: int, _original: pd.DataFrame, part: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        return {
+            name: _record_counts(part[keys].dropna() if name in locations else part, keys)
+            for name, keys in counted.items()
+        }
+
+    return probe
+
+
+def _suppress_cells(
+    lat: str, lon: str, sparse: pd.DataFrame
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Per partition, after the row steps: drop columns, then release the classes."""
+    """Per partition: points at the centre of a sparse cell become missing.
+
+    The cells are those :func:`veil.geo.grid` would suppress with ``min_count`` on the
+    whole table (fewer points than ``min_count``), found by a group-by of the centres.
+    """
+
+    def pairs(frame: pd.DataFrame) -> npt.NDArray[np.complex128]:
+        values = np.ascontiguousarray(frame[[lat, lon]].to_numpy(dtype=np.float64))
+        key: npt.NDArray[np.complex128] = values.view(np.complex128).ravel()
+        return key
+
+    centres = pairs(sparse)
+
+    def suppress(frame: pd.DataFrame) -> pd.DataFrame:
+        hit = np.isin(pairs(frame), centres)
+        if not hit.any():
+            return frame
+        out = output_frame(frame)
+        out.loc[hit, [lat, lon]] = np.nan
+        return out
+
+    return suppress
+
+
+def _finisher(
+    suppress_cells: list[Callable[[pd.DataFrame], pd.DataFrame]],
+    dropped: list[str],
+    release_classes: Callable[[pd.DataFrame], pd.DataFrame] | None,
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per partition, after the row steps: sparse cells, dropped columns, then classes."""
 
     def finish(part: pd.DataFrame) -> pd.DataFrame:
+        for suppress in suppress_cells:
+            part = suppress(part)
         kept = part.drop(columns=dropped)
         if release_classes is not None:
             kept = release_classes(kept)
@@ -956,10 +1012,24 @@ def run(
             if (s := _column_step(name, spec.treatment)) is not None
         ]
         table_steps: list[tuple[str, _TableStep]] = []
+        # Grid masks with min_count on Dask: cell centres per partition, then the sparse
+        # cells found by a group-by of the cells (label, lat, lon, min_count).
+        cells: list[tuple[str, str, str, int]] = []
         for loc in allocated.locations:
             label, fn, row_wise = _location_step(loc)
             if row_wise:
                 row_steps.append(RowStep(label, fn))
+            elif (
+                isinstance(chosen, DaskEngine)
+                and isinstance(loc.mask, GridMask)
+                and loc.mask.min_count is not None
+                and loc.centre is not None
+            ):
+                bare = loc.model_copy(
+                    update={"mask": loc.mask.model_copy(update={"min_count": None})}
+                )
+                row_steps.append(RowStep(label, _location_step(bare)[1]))
+                cells.append((label, loc.lat, loc.lon, loc.mask.min_count))
             else:
                 table_steps.append((label, fn))
         timings["prepare"] = time.perf_counter() - tick
@@ -1034,24 +1104,42 @@ def run(
                 execution["steps"][step.label] = "per partition"
             release_classes: Callable[[pd.DataFrame], pd.DataFrame] | None = None
             spec = allocated.anonymization
+            counted: dict[str, list[str]] = {label: [lat, lon] for label, lat, lon, _ in cells}
             if spec is not None:
-                tick = time.perf_counter()
                 hierarchies, models, sensitive = _anonymization_args(spec)
-                keys = [*spec.quasi_identifiers, *sensitive]
-                counts = _Counts(keys)
-                _say(progress, "anonymization: class counts")
+                counted["anonymization"] = [*spec.quasi_identifiers, *sensitive]
+            suppress_cells: list[Callable[[pd.DataFrame], pd.DataFrame]] = []
+            if counted:
+                # First pass: class counts of every counted step, by a distributed group-by.
+                tick = time.perf_counter()
+                counters = {name: _Counts(keys) for name, keys in counted.items()}
+                _say(progress, "class counts")
                 scan = engine_.stream(
                     data,
                     row_steps,
                     row_streams,
                     None,
                     progress,
-                    probe=lambda _p, _original, part: _record_counts(part, keys),
-                    collect=lambda _p, part: counts.add(part),
+                    probe=_counting_probe(counted, {label for label, *_ in cells}),
+                    collect=lambda _p, found: _add_counts(counters, found),
                 )
                 _check_recorded(ledger, scan.privacy)
+                timings[f"class counts ({scan.partitions} partitions)"] = (
+                    time.perf_counter() - tick
+                )
+                for label, lat, lon, min_count in cells:
+                    cell_counts = counters[label].frame()
+                    sparse = cell_counts.loc[cell_counts[_RECORDS] < min_count, [lat, lon]]
+                    suppress_cells.append(_suppress_cells(lat, lon, sparse))
+                    execution["steps"][label] = (
+                        f"distributed: cell centres per partition; a group-by of the "
+                        f"{len(cell_counts)} cells found {len(sparse)} with fewer than "
+                        f"{min_count} points, whose points were suppressed"
+                    )
+            if spec is not None:
+                tick = time.perf_counter()
                 _say(progress, "anonymization")
-                aggregated = counts.frame()
+                aggregated = counters["anonymization"].frame()
                 result = anonymity.anonymize(
                     aggregated,
                     hierarchies,
@@ -1066,11 +1154,11 @@ def run(
                 release_classes = _release_classes(result, hierarchies, spec.suppression)
                 execution["steps"]["anonymization"] = (
                     f"distributed: a group-by of the {data.rows} records over "
-                    f"{', '.join(keys)} gave {len(aggregated)} classes; the search ran on "
-                    "them, and the partitions were generalized and filtered"
+                    f"{', '.join(counted['anonymization'])} gave {len(aggregated)} classes; "
+                    "the search ran on them, and the partitions were generalized and filtered"
                 )
-                timings["anonymization (class counts and search)"] = time.perf_counter() - tick
-            finish = _finisher(dropped, release_classes)
+                timings["anonymization"] = time.perf_counter() - tick
+            finish = _finisher(suppress_cells, dropped, release_classes)
             sample = (
                 _sample_partitions(engine_.partitions(data), data.rows)
                 if report_path is not None
