@@ -928,6 +928,7 @@ def _generated(tmp_path: Path) -> dict[str, Any]:
             "band": bands,
             "diagnosis": gen.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1]),
             "x": gen.integers(0, 101, n),
+            "home": gen.choice(["4301", "4302", "4401", "4501"], n),
         }
     )
     frame.to_csv(tmp_path / "people.csv", index=False)
@@ -948,6 +949,14 @@ def _generated(tmp_path: Path) -> dict[str, Any]:
             "x": {
                 "role": "insensitive",
                 "treatment": {"method": "laplace", "epsilon": 1.0, "bounds": [0, 100]},
+            },
+            "home": {
+                "role": "insensitive",
+                "treatment": {
+                    "method": "generalize",
+                    "hierarchy": str(tmp_path / "zip.csv"),
+                    "level": 1,
+                },
             },
         },
         "anonymization": {
@@ -1040,3 +1049,18 @@ def test_dask_says_which_table_steps_it_gathers(tmp_path: Path) -> None:
     result = run(plan, tmp_path, engine=DaskEngine("threads", npartitions=2))
     note = result.manifest["execution"]["steps"]["pickup_latitude, pickup_longitude: cloak"]
     assert note.startswith("gathered in memory")
+
+
+def test_dask_anonymization_on_worker_processes(tmp_path: Path) -> None:
+    # Steps and hierarchies travel to the workers by pickling.
+    plan = _generated(tmp_path)["plan"]
+    on_pandas = run(plan, tmp_path / "pandas", rng=5)
+    engine = DaskEngine("local", npartitions=3, workers=2)
+    on_dask = run(plan, tmp_path / "dask", rng=6, engine=engine)
+    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    assert (a["levels"], a["suppressed"]) == (b["levels"], b["suppressed"])
+    released = pd.read_csv(tmp_path / "dask" / "release.csv", dtype={"home": str})
+    assert set(released["home"]) <= {"430*", "440*", "450*"}
+    columns = ["zip", "band", "diagnosis"]
+    expected = pd.read_csv(tmp_path / "pandas" / "release.csv")
+    pd.testing.assert_series_equal(_classes(expected, columns), _classes(released, columns))

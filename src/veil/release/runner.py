@@ -269,6 +269,31 @@ def _allocated(name: str, epsilon: float | None) -> float:
     return epsilon
 
 
+class _Shipped:
+    """A hierarchy that travels to Dask worker processes as its label table.
+
+    :class:`~veil.anonymity.Hierarchy` is immutable and does not pickle; its label table
+    rebuilds the same hierarchy (same codes) where it is unpickled.
+    """
+
+    def __init__(self, hierarchy: anonymity.Hierarchy) -> None:
+        self._table = hierarchy.table
+        self._hierarchy: anonymity.Hierarchy | None = hierarchy
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"table": self._table}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._table = state["table"]
+        self._hierarchy = None
+
+    def get(self) -> anonymity.Hierarchy:
+        """The hierarchy (rebuilt from its table after unpickling)."""
+        if self._hierarchy is None:
+            self._hierarchy = anonymity.Hierarchy(self._table)
+        return self._hierarchy
+
+
 def _column_step(name: str, treatment: Any) -> RowStep | None:
     label = f"{name}: {treatment.method}"
     if treatment.method in ("keep", "drop"):
@@ -317,8 +342,10 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
                 f"columns.{name}.treatment.level: {treatment.level} is beyond the hierarchy's "
                 f"levels 0..{hierarchy.levels - 1}"
             )
+        shipped = _Shipped(hierarchy)
         return RowStep(
-            label, lambda df, _: _replace(df, name, hierarchy.generalize(df[name], treatment.level))
+            label,
+            lambda df, _: _replace(df, name, shipped.get().generalize(df[name], treatment.level)),
         )
     if not isinstance(treatment, LdpTreatment):
         raise PlanError(f"columns.{name}.treatment.method: {treatment.method!r} has no step")
@@ -620,9 +647,10 @@ def _release_classes(
         assert (found >= 0).all(), f"anonymization: a released class of {q!r} has no label"
         kept.append(np.asarray(found, dtype=np.intp))
     radices = [len(names) for names in labels]
+    shipped = {q: _Shipped(hierarchies[q]) for q in qis}
 
     def release(frame: pd.DataFrame) -> pd.DataFrame:
-        codes = [g[hierarchies[q].encode(frame[q])] for q, g in zip(qis, groups, strict=True)]
+        codes = [g[shipped[q].get().encode(frame[q])] for q, g in zip(qis, groups, strict=True)]
         released = _kept_rows(codes, kept, radices)
         out = output_frame(frame)
         for q, names, c in zip(qis, labels, codes, strict=True):
@@ -1124,9 +1152,7 @@ def run(
                     collect=lambda _p, found: _add_counts(counters, found),
                 )
                 _check_recorded(ledger, scan.privacy)
-                timings[f"class counts ({scan.partitions} partitions)"] = (
-                    time.perf_counter() - tick
-                )
+                timings[f"class counts ({scan.partitions} partitions)"] = time.perf_counter() - tick
                 for label, lat, lon, min_count in cells:
                     cell_counts = counters[label].frame()
                     sparse = cell_counts.loc[cell_counts[_RECORDS] < min_count, [lat, lon]]
@@ -1256,8 +1282,7 @@ def run(
                 frame = step_out
                 timings[label] = time.perf_counter() - tick
                 execution["steps"][label] = (
-                    "gathered in memory: this step needs the whole table and is not "
-                    "distributed"
+                    "gathered in memory: this step needs the whole table and is not distributed"
                     if dask
                     else "in memory"
                 )
