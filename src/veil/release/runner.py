@@ -1194,18 +1194,18 @@ def run(
             sampled: dict[int, tuple[pd.DataFrame, pd.DataFrame]] = {}
 
             def probe(p: int, original: pd.DataFrame, part: pd.DataFrame) -> Any:
-                counted = (
+                risk_counts = (
                     (_record_counts(original, risk_qis), _record_counts(part, risk_qis))
                     if risk_qis
                     else None
                 )
-                return counted, ((original, part) if p in sample else None)
+                return risk_counts, ((original, part) if p in sample else None)
 
             def collect(p: int, probed: Any) -> None:
-                counted, pair = probed
-                if counted is not None:
-                    before.add(counted[0])
-                    after.add(counted[1])
+                risk_counts, pair = probed
+                if risk_counts is not None:
+                    before.add(risk_counts[0])
+                    after.add(risk_counts[1])
                 if pair is not None:
                     sampled[p] = pair
 
