@@ -21,6 +21,7 @@ from veil.release import (
     split_budget,
     target_allocate,
 )
+from veil.release.engine import DaskEngine
 from veil.release.plan import LdpTreatment, PlanarLaplaceMask
 
 
@@ -217,6 +218,9 @@ def test_target_on_the_input_warns_and_is_recorded(tmp_path: Path) -> None:
     assert result.manifest["steps"]["c"]["cost"]["epsilon"] == pytest.approx(
         allocation["columns"]["c"]["epsilon"]
     )
+    on_dask = run(plan, tmp_path / "dask", rng=1, engine=DaskEngine("threads", npartitions=2))
+    note = on_dask.manifest["execution"]["steps"]["allocation (target)"]
+    assert note.startswith("gathered in memory: the input was read whole")
 
 
 def test_allocate_alone_cannot_run_a_target_allocation() -> None:

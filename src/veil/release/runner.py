@@ -1095,6 +1095,13 @@ def run(
         )
         risk_info: dict[str, Any] | None = None
         execution: dict[str, Any] = {"engine": chosen.name, "steps": {}}
+        if allocation_info is not None and target is not None and target.sample is None:
+            execution["steps"]["allocation (target)"] = (
+                "gathered in memory: the input was read whole to draw the sample the "
+                "utility target is measured on"
+                if dask
+                else "in memory"
+            )
 
         def manifest_args() -> dict[str, Any]:
             return {
