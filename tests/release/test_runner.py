@@ -1064,3 +1064,29 @@ def test_dask_anonymization_on_worker_processes(tmp_path: Path) -> None:
     columns = ["zip", "band", "diagnosis"]
     expected = pd.read_csv(tmp_path / "pandas" / "release.csv")
     pd.testing.assert_series_equal(_classes(expected, columns), _classes(released, columns))
+
+
+# Dask reads a stored index with a pandas call pandas 3.1 deprecates.
+@pytest.mark.filterwarnings("ignore:The inplace keyword")
+def test_dask_report_pairs_records_of_partitions_with_repeated_labels(tmp_path: Path) -> None:
+    import dask
+    import dask.dataframe as dd
+
+    from veil.datasets import load_adult
+
+    adult = load_adult()
+    adult.index = np.zeros(len(adult), dtype=np.int64)  # every label repeated
+    with dask.config.set({"dataframe.convert-string": False}):  # keep pandas' "str" dtype
+        dd.from_pandas(adult, npartitions=3, sort=False).to_parquet(tmp_path / "data")
+    plan = load_plan(EXAMPLES / "adult.yaml")
+    plan = plan.model_copy(
+        update={
+            "input": plan.input.model_copy(
+                update={"dataset": None, "path": tmp_path / "data", "format": "parquet"}
+            )
+        }
+    )
+    result = run(plan, tmp_path / "out", rng=2, engine="dask")
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"accuracy (0\.\d+) (0\.\d+)", _section(page, "Machine-learning utility"))
+    assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]

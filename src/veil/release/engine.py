@@ -579,6 +579,9 @@ def _partition(
     keep: bool,
 ) -> tuple[pd.DataFrame | None, list[dict[str, Any]], list[dict[str, Any]], Any, int]:
     """One partition through the steps (from copies of its streams), finish and probe."""
+    if not part.index.is_unique:
+        # The probe pairs output records with their originals by label.
+        part = part.reset_index(drop=True)
     copies = [copy.deepcopy(s) for s in streams]
     out, privacy, masking, _ = _run_steps(part, steps, copies)
     if finish is not None:
