@@ -1086,7 +1086,9 @@ def test_dask_report_pairs_records_of_partitions_with_repeated_labels(tmp_path: 
             )
         }
     )
-    result = run(plan, tmp_path / "out", rng=2, engine="dask")
-    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert re.search(r"accuracy (0\.\d+) (0\.\d+)", _section(page, "Machine-learning utility"))
-    assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]
+    for engine in ("dask", "pandas"):
+        result = run(plan, tmp_path / engine, rng=2, engine=engine)
+        page = (tmp_path / engine / "report.html").read_text(encoding="utf-8")
+        ml = _section(page, "Machine-learning utility")
+        assert re.search(r"accuracy (0\.\d+) (0\.\d+)", ml)
+        assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]

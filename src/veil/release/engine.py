@@ -302,6 +302,9 @@ class PandasEngine:
         """Hash the input and read it with pandas (the read options of ``spec``)."""
         digest, source = input_digest(spec)
         frame = _read_pandas(spec)
+        if not frame.index.is_unique:
+            # Released records are paired with their originals by label (the report).
+            frame = frame.reset_index(drop=True)
         return InputData(frame, len(frame), digest, source, tuple(map(str, frame.columns)))
 
     def original(self, data: InputData) -> pd.DataFrame:
