@@ -42,6 +42,8 @@ MANIFEST_FIELDS = {
     "warnings",
     "timings_s",
     "outputs",
+    "risk",
+    "execution",
 }
 
 
@@ -151,6 +153,15 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert set(manifest["anonymization"]["levels"]) == {"education", "marital-status", "race"}
     assert "age: laplace" in manifest["timings_s"]
     assert "anonymization" in manifest["timings_s"]
+    assert manifest["execution"]["engine"] == "pandas"
+    assert set(manifest["execution"]["steps"].values()) == {"in memory"}
+    # The report measures risk, so the manifest holds it, on every record.
+    assert manifest["risk"]["before"]["n_records"] == 32561
+    assert manifest["risk"]["after"]["n_records"] == adult_release.rows_out
+    assert manifest["risk"]["after"]["quasi_identifiers"] == [
+        "age", "workclass", "education", "marital-status", "relationship", "race", "sex",
+        "native-country",
+    ]  # fmt: skip
     release = manifest["outputs"]["release"]
     data = (adult_release.out_dir / release["file"]).read_bytes()  # type: ignore[operator]
     assert release["sha256"] == hashlib.sha256(data).hexdigest()
