@@ -1103,3 +1103,28 @@ def test_dask_report_pairs_records_of_partitions_with_repeated_labels(tmp_path: 
         ml = _section(page, "Machine-learning utility")
         assert re.search(r"accuracy (0\.\d+) (0\.\d+)", ml)
         assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]
+
+
+def test_dask_parquet_release_skips_partitions_left_empty(tmp_path: Path) -> None:
+    # Sorted input: the first partition's classes are all rare, hence all suppressed.
+    case = _generated(tmp_path)
+    frame = case["frame"]
+    rare = pd.DataFrame({"zip": ["9999"] * 250, "band": ["20-29"] * 250, "diagnosis": ["a"] * 250})
+    rare["x"], rare["home"] = 50, "4301"
+    pd.concat([rare, frame], ignore_index=True).to_csv(tmp_path / "people.csv", index=False)
+    with open(tmp_path / "zip.csv", "a", encoding="utf-8") as handle:
+        handle.write("9999,999*,99**,*\n")
+    plan = case["plan"]
+    plan["output"] = {"report": False, "format": "parquet"}
+    plan["anonymization"]["max_suppression"] = 0.1
+    on_pandas = run(plan, tmp_path / "pandas", rng=1)
+    engine = DaskEngine("threads", npartitions=40, batch=4)
+    on_dask = run(plan, tmp_path / "dask", rng=1, engine=engine)
+    assert (
+        on_dask.manifest["anonymization"]["suppressed"]
+        == (on_pandas.manifest["anonymization"]["suppressed"])
+    )
+    released = pd.read_parquet(tmp_path / "dask" / "release.parquet")
+    assert len(released) == on_pandas.rows_out
+    assert on_dask.manifest["anonymization"]["levels"]["zip"] < 3
+    assert "9999" not in set(released["zip"])

@@ -902,7 +902,11 @@ def _check_recorded(ledger: ReleaseLedger, privacy: list[dict[str, Any]]) -> Non
 
 
 class _PartitionWriter:
-    """Appends partitions to one CSV or Parquet file (the schema of the first one)."""
+    """Appends partitions to one CSV or Parquet file (the schema of the first one).
+
+    Empty partitions (every record suppressed) are skipped for Parquet until one holds
+    records, whose types then make the schema; an empty file is written if none does.
+    """
 
     def __init__(self, path: str, fmt: str) -> None:
         self.path = path
@@ -911,6 +915,7 @@ class _PartitionWriter:
         self._csv: Any = None
         self._parquet: Any = None
         self._schema: Any = None
+        self._empty: pd.DataFrame | None = None
 
     def __enter__(self) -> _PartitionWriter:
         if self.fmt == "csv":
@@ -924,6 +929,12 @@ class _PartitionWriter:
         if self.fmt == "csv":
             part.to_csv(self._csv, header=first, index=False)
             return
+        if self._parquet is None and len(part) == 0:
+            self._empty = part
+            return
+        self._write_parquet(part)
+
+    def _write_parquet(self, part: pd.DataFrame) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -933,7 +944,9 @@ class _PartitionWriter:
             self._parquet = pq.ParquetWriter(self.path, table.schema)
         self._parquet.write_table(table)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None and self._parquet is None and self._empty is not None:
+            self._write_parquet(self._empty)
         if self._csv is not None:
             self._csv.close()
         if self._parquet is not None:
