@@ -11,9 +11,11 @@ under ``--data``. Two release plans are written next to it:
   Dask no step needs the whole table, so the runner streams the partitions into the
   release file.
 * ``kanon``: k-anonymity (k = 10, no suppression) of age (5-, 10-, 20-year bands),
-  region (10 macro-regions) and sex after the row steps; the runner gathers the Dask
-  partitions into one pandas frame for it. age, region and sex are kept for the search
-  (a plan refuses noise on a column it generalizes); income and the location are noised.
+  region (10 macro-regions) and sex after the row steps; on Dask the runner counts the
+  classes with a distributed group-by and streams the generalized partitions (older
+  runners gathered the partitions into one pandas frame). age, region and sex are kept
+  for the search (a plan refuses noise on a column it generalizes); income and the
+  location are noised.
 
 Each (engine, plan) runs in a fresh interpreter: ``veil.release.run(plan, out, engine=...)``
 with ``rng=None`` (a secure generator, what a user gets), release written as Parquet,
@@ -101,7 +103,7 @@ def generate_chunk(rows: int, seed: int) -> pd.DataFrame:
         categories=pd.Index(REGIONS),
     )
     sex = np.asarray(SEXES, dtype=object)[gen.integers(0, 2, size=rows)]
-    # Log-normal incomes, median 30 000; about 1.5% above the public upper bound (clipped).
+    # Log-normal incomes, median 30 000; about 0.9% above the public upper bound (clipped).
     income = np.round(gen.lognormal(np.log(30_000.0), 0.8, size=rows), 2)
     return pd.DataFrame(
         {
