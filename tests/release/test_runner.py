@@ -1128,3 +1128,46 @@ def test_dask_parquet_release_skips_partitions_left_empty(tmp_path: Path) -> Non
     assert len(released) == on_pandas.rows_out
     assert on_dask.manifest["anonymization"]["levels"]["zip"] < 3
     assert "9999" not in set(released["zip"])
+
+
+def test_dask_releases_the_noise_its_anonymization_counted(tmp_path: Path) -> None:
+    # The Dask search counts classes in a first pass and writes in a second; with a
+    # noised sensitive attribute both passes must draw the same noise, or released
+    # classes can break the l-diversity the search checked (a bug once).
+    from veil.anonymity import l_diversity
+
+    g = np.random.default_rng(0)
+    n = 4000
+    frame = pd.DataFrame(
+        {
+            "zip": [f"{z:04d}" for z in g.integers(0, 1000, n)],
+            "disease": np.where(g.random(n) < 0.5, "flu", "cold"),
+        }
+    )
+    frame.to_parquet(tmp_path / "t.parquet")
+    (tmp_path / "zip.csv").write_text("".join(f"{z:04d};*\n" for z in range(1000)))
+    plan = {
+        "input": {"path": str(tmp_path / "t.parquet")},
+        "columns": {
+            "zip": {"role": "quasi_identifier", "treatment": "keep"},
+            "disease": {
+                "role": "sensitive",
+                "treatment": {"method": "randomized_response", "domain": ["flu", "cold"]},
+            },
+        },
+        "anonymization": {
+            "quasi_identifiers": {"zip": str(tmp_path / "zip.csv")},
+            "models": [
+                {"k_anonymity": 2},
+                {"distinct_l_diversity": {"attribute": "disease", "l": 2}},
+            ],
+            "max_suppression": 0.5,
+        },
+        "budget": {"ldp": {"epsilon": 0.5}, "allocation": "equal"},
+        "output": {"format": "parquet", "report": False},
+    }
+    for engine in ("pandas", "dask"):
+        result = run(plan, tmp_path / engine, engine=engine, rng=7)
+        released = pd.read_parquet(result.release_path)
+        assert len(released) > 0.5 * n
+        assert l_diversity(released, ["zip"], ["disease"]) >= 2, engine

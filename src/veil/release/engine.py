@@ -522,7 +522,10 @@ class DaskEngine:
         from dask.delayed import delayed
 
         parts = data.table.to_delayed()
-        per_step = [spawn(s, len(parts)) for s in streams]
+        # Children are derived from copies of the step streams: every pass over the
+        # input (one to count classes, one to write) gets the same children, so the
+        # records the search counted are the records released.
+        per_step = [spawn(copy.deepcopy(s), len(parts)) for s in streams]
         batch = self.batch or os.cpu_count() or 1
         rows = 0
         first: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
