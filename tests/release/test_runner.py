@@ -1171,3 +1171,24 @@ def test_dask_releases_the_noise_its_anonymization_counted(tmp_path: Path) -> No
         released = pd.read_parquet(result.release_path)
         assert len(released) > 0.5 * n
         assert l_diversity(released, ["zip"], ["disease"]) >= 2, engine
+
+
+@pytest.mark.parametrize(
+    ("projection", "expected"), [("utm", "utm"), ("aeqd", "aeqd"), ("auto", "aeqd")]
+)
+def test_a_public_centre_honours_the_plans_projection(
+    tmp_path: Path, projection: str, expected: str
+) -> None:
+    plan = load_plan(EXAMPLES / "location.yaml")
+    pickup = plan.locations[0].model_copy(update={"projection": projection})
+    plan = plan.model_copy(
+        update={
+            "locations": [pickup, *plan.locations[1:]],
+            "output": plan.output.model_copy(update={"report": False}),
+        }
+    )
+    result = run(plan, tmp_path, rng=3)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    step = manifest["steps"]["pickup_latitude, pickup_longitude"]
+    assert step["cost"]["mechanism"] == f"planar laplace ({expected})"
+    assert result.rows > 0

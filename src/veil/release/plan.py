@@ -466,8 +466,10 @@ class LocationSpec(_Model):
     """A latitude/longitude pair (degrees) and its mask.
 
     ``centre`` fixes the planar projection at a public point (a city centre), which
-    makes each record's mask independent of the other records and of the partitioning;
-    without it the projection is chosen from the data (``projection``).
+    makes each record's mask independent of the other records and of the partitioning:
+    the UTM zone of the centre with ``projection: utm``, else an azimuthal equidistant
+    projection about it. Without a centre the projection is chosen from the data
+    (``projection``).
     """
 
     lat: str

@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -430,7 +430,12 @@ def _column_step(name: str, treatment: Any) -> RowStep | None:
 
 def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
     """The mask as a step, and whether it is row-wise (independent of other records)."""
-    projection: Any = geo.projection_at(*loc.centre) if loc.centre is not None else loc.projection
+    projection: Any = loc.projection
+    if loc.centre is not None:
+        # A public centre: UTM when the plan asks for it, else the azimuthal projection
+        # (exact distances from the centre whatever the zone).
+        method: Literal["utm", "aeqd"] = "utm" if loc.projection == "utm" else "aeqd"
+        projection = geo.projection_at(*loc.centre, method=method)
     fixed = loc.centre is not None
     mask = loc.mask
     label = f"{loc.name}: {mask.method}"
