@@ -1191,4 +1191,4 @@ def test_a_public_centre_honours_the_plans_projection(
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     step = manifest["steps"]["pickup_latitude, pickup_longitude"]
     assert step["cost"]["mechanism"] == f"planar laplace ({expected})"
-    assert result.rows > 0
+    assert result.rows_out is not None and result.rows_out > 0
