@@ -88,10 +88,15 @@ _CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class RowStep:
-    """A step applied to each record on its own: ``fn(frame, generator) -> frame``."""
+    """A step applied to each record on its own: ``fn(frame, generator) -> frame``.
+
+    ``columns`` names the columns the step reads and writes (empty: unknown); a pass
+    that only needs some columns skips the steps that cannot touch them.
+    """
 
     label: str
     fn: Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

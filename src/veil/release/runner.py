@@ -29,6 +29,7 @@ only orchestrates them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -295,6 +296,12 @@ class _Shipped:
 
 
 def _column_step(name: str, treatment: Any) -> RowStep | None:
+    """The row step of a column's treatment (None for keep and drop)."""
+    step = _column_transform(name, treatment)
+    return None if step is None else dataclasses.replace(step, columns=(name,))
+
+
+def _column_transform(name: str, treatment: Any) -> RowStep | None:
     label = f"{name}: {treatment.method}"
     if treatment.method in ("keep", "drop"):
         return None
@@ -1064,7 +1071,7 @@ def run(
         for loc in allocated.locations:
             label, fn, row_wise = _location_step(loc)
             if row_wise:
-                row_steps.append(RowStep(label, fn))
+                row_steps.append(RowStep(label, fn, (loc.lat, loc.lon)))
             elif (
                 isinstance(chosen, DaskEngine)
                 and isinstance(loc.mask, GridMask)
@@ -1074,7 +1081,7 @@ def run(
                 bare = loc.model_copy(
                     update={"mask": loc.mask.model_copy(update={"min_count": None})}
                 )
-                row_steps.append(RowStep(label, _location_step(bare)[1]))
+                row_steps.append(RowStep(label, _location_step(bare)[1], (loc.lat, loc.lon)))
                 cells.append((label, loc.lat, loc.lon, loc.mask.min_count))
             else:
                 table_steps.append((label, fn))
@@ -1167,16 +1174,25 @@ def run(
                 tick = time.perf_counter()
                 counters = {name: _Counts(keys) for name, keys in counted.items()}
                 _say(progress, "class counts")
+                # Only the steps that write a counted column run in this pass, each on
+                # its own stream: the counted values are those the write pass releases.
+                needed = {c for keys in counted.values() for c in keys}
+                useful = [
+                    i
+                    for i, step in enumerate(row_steps)
+                    if not step.columns or needed & set(step.columns)
+                ]
                 scan = engine_.stream(
                     data,
-                    row_steps,
-                    row_streams,
+                    [row_steps[i] for i in useful],
+                    [row_streams[i] for i in useful],
                     None,
                     progress,
                     probe=_counting_probe(counted, {label for label, *_ in cells}),
                     collect=lambda _p, found: _add_counts(counters, found),
                 )
-                _check_recorded(ledger, scan.privacy)
+                if len(useful) == len(row_steps):
+                    _check_recorded(ledger, scan.privacy)
                 timings[f"class counts ({scan.partitions} partitions)"] = time.perf_counter() - tick
                 for label, lat, lon, min_count in cells:
                     cell_counts = counters[label].frame()
