@@ -630,3 +630,16 @@ def test_empty_frame_without_domain_raises_a_clear_error(call: Any, message: str
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with pytest.raises(ParameterError, match=message):
             call(df)
+
+
+def test_arrow_string_columns_come_back_as_the_same_dtype_with_missing_kept() -> None:
+    # pandas' Arrow-backed strings are decoded from the codes as a dictionary array.
+    strings = pd.Series(["a", "b", None, "c", "a"] * 200, dtype="string[pyarrow]")
+    df = pd.DataFrame({"x": strings})
+    out = dp_randomized_response_kary(
+        df, "x", 2.0, domain=["a", "b", "c"], missing="keep", rng=_gen(5)
+    )
+    assert out["x"].dtype == strings.dtype
+    assert out["x"].isna().tolist() == strings.isna().tolist()
+    assert set(out["x"].dropna()) <= {"a", "b", "c"}
+    assert (out["x"] != strings).sum() > 0
