@@ -643,3 +643,11 @@ def test_arrow_string_columns_come_back_as_the_same_dtype_with_missing_kept() ->
     assert out["x"].isna().tolist() == strings.isna().tolist()
     assert set(out["x"].dropna()) <= {"a", "b", "c"}
     assert (out["x"] != strings).sum() > 0
+
+
+def test_arrow_string_columns_outside_the_domain_are_refused_by_value() -> None:
+    strings = pd.Series(["a", "b", "zz", None], dtype="string[pyarrow]")
+    with pytest.raises(DomainError, match="'zz'"):
+        dp_randomized_response_kary(
+            pd.DataFrame({"x": strings}), "x", 1.0, domain=["a", "b"], missing="keep", rng=_gen(1)
+        )

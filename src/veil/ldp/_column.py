@@ -253,6 +253,17 @@ def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
         mapping = domain.get_indexer(own.categories)
         codes = np.asarray(own.codes, dtype=np.int64)
         return np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1)
+    if (
+        isinstance(data.dtype, pd.StringDtype)
+        and data.dtype.storage == "pyarrow"
+        and all(isinstance(c, str) for c in domain)
+    ):
+        # Arrow strings are looked up in Arrow, without Python string objects.
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = pc.index_in(pa.array(data), value_set=pa.array(list(domain), pa.string()))
+        return np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
     return np.asarray(domain.get_indexer(data), dtype=np.int64)
 
 
