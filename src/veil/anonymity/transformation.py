@@ -28,6 +28,7 @@ from veil.anonymity import metrics as _metrics
 from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.models import PrivacyModel, _Classes, _Pairs
 from veil.errors import ColumnError, DataTypeError, ParameterError
+from veil.frames import arrow_strings, default_string_dtype
 
 __all__ = ["Outcome", "Problem", "Table", "TableCache", "node_of"]
 
@@ -270,6 +271,7 @@ class Problem:
         self.models = models
         self.metric = metric
         self.rows = len(df)
+        self._base: Table | None = None
         self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
         self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
@@ -376,8 +378,10 @@ class Problem:
         return values.astype(np.int64)
 
     def base(self) -> Table:
-        """The records grouped by original QI and sensitive values."""
-        return self.roll_up(self.records(), None, (0,) * len(self.qis))[0]
+        """The records grouped by original QI and sensitive values (computed once)."""
+        if self._base is None:
+            self._base = self.roll_up(self.records(), None, (0,) * len(self.qis))[0]
+        return self._base
 
     def records(self) -> Table:
         """One class and one row per record (of positive weight), at the original levels."""
@@ -482,16 +486,21 @@ class Problem:
 
     def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
         out = self.df.copy()
-        outcome = self.evaluate(self.records(), None, node, with_metrics=False)
+        outcome = self.evaluate(self.base(), None, node, with_metrics=False)
         # One row per record: map each record to its row of the aggregated table.
         generalized = [
             self.maps[j][0, lv][codes] if lv else codes
             for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
         ]
         kept = self._record_kept(generalized, outcome)
+        strings = default_string_dtype()
+        arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
         for j, q in enumerate(self.qis):
             labels = self.hierarchies[j].labels(node[j])
-            out[q] = np.asarray(labels, dtype=object)[generalized[j]]
+            if arrow:
+                out[q] = arrow_strings(generalized[j], labels, strings)
+            else:
+                out[q] = np.asarray(labels, dtype=object)[generalized[j]]
         if suppression == "remove":
             out = out.loc[kept]
         else:
