@@ -128,6 +128,16 @@ def test_a_valid_plan_parses_shorthand_forms() -> None:
             "input.dataset: ",
             "'adult' or 'nyc_taxi' (got 'census')",
         ),
+        (
+            {"engine.name": "spark"},
+            "engine.name: ",
+            "'pandas', 'dask' or 'dask-local' (got 'spark')",
+        ),
+        (
+            {"engine.scheduler": "tcp://h:8786"},
+            "engine: ",
+            "scheduler is only for name 'dask', got name 'pandas'",
+        ),
     ],
 )
 def test_errors_name_the_field_path_and_the_allowed_values(

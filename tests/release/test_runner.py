@@ -1192,3 +1192,21 @@ def test_a_public_centre_honours_the_plans_projection(
     step = manifest["steps"]["pickup_latitude, pickup_longitude"]
     assert step["cost"]["mechanism"] == f"planar laplace ({expected})"
     assert result.rows_out is not None and result.rows_out > 0
+
+
+def test_the_plans_engine_section_chooses_the_engine_and_run_can_override_it(
+    tmp_path: Path,
+) -> None:
+    plan = load_plan(EXAMPLES / "adult.yaml")
+    plan = plan.model_copy(
+        update={
+            "output": plan.output.model_copy(update={"report": False}),
+            "engine": plan.engine.model_copy(update={"name": "dask", "scheduler": "threads"}),
+        }
+    )
+    run(plan, tmp_path / "plan", rng=4)
+    manifest = json.loads((tmp_path / "plan" / "manifest.json").read_text())
+    assert manifest["execution"]["engine"] == "dask"
+    run(plan, tmp_path / "override", rng=4, engine="pandas")
+    manifest = json.loads((tmp_path / "override" / "manifest.json").read_text())
+    assert manifest["execution"]["engine"] == "pandas"

@@ -116,13 +116,13 @@ def release(
         ),
     ] = False,
     engine: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--engine",
-            help="pandas (default, in memory), dask (threads, for larger data) or dask-local "
-            "(a local cluster of processes).",
+            help="pandas (in memory), dask (threads, for larger data) or dask-local (a local "
+            "cluster of processes); overrides the plan's engine section (default pandas).",
         ),
-    ] = "pandas",
+    ] = None,
     scheduler: Annotated[
         str | None,
         typer.Option(
@@ -151,8 +151,10 @@ def release(
     from veil.release import run
     from veil.release.engine import get_engine
 
-    with errors_about("--scheduler" if scheduler is not None else "--engine"):
-        chosen = get_engine(engine, scheduler=scheduler)
+    chosen = None  # the plan's engine section
+    if engine is not None or scheduler is not None:
+        with errors_about("--scheduler" if scheduler is not None else "--engine"):
+            chosen = get_engine(engine or "pandas", scheduler=scheduler)
     with errors_about(os.fspath(plan)), step_progress(f"releasing {plan.name}") as on_step:
         result = run(plan, out, rng=seed, engine=chosen, progress=on_step)
     print_warnings(result.warnings)

@@ -35,6 +35,7 @@ A small plan::
       allocation: equal            # age and sex share the 2.0
     evaluation: {target: income}
     output: {format: parquet}
+    engine: {name: dask, scheduler: "tcp://scheduler:8786"}   # default: pandas
 
 Shorthands: a treatment may be a bare method name (``keep``, ``drop``, ``redact``) or
 ``{laplace: {...}}``; a model ``{k_anonymity: 5}``.
@@ -713,6 +714,28 @@ class OutputSpec(_Model):
         return self.file or f"release.{self.format}"
 
 
+class EngineSpec(_Model):
+    """Where the records are processed (:mod:`veil.release.engine`).
+
+    ``pandas`` (the default: in memory), ``dask`` (threads, or ``scheduler``: one of
+    threads, synchronous, processes, local, or a running scheduler's address such as
+    ``tcp://host:8786``) or ``dask-local`` (a local cluster of processes). The command
+    line's ``--engine`` and ``--scheduler`` override it.
+    """
+
+    name: Literal["pandas", "dask", "dask-local"] = "pandas"
+    scheduler: str | None = None
+
+    @model_validator(mode="after")
+    def _scheduler_with_dask(self) -> EngineSpec:
+        if self.scheduler is not None and self.name != "dask":
+            raise ValueError(
+                f"scheduler is only for name 'dask', got name {self.name!r} with scheduler "
+                f"{self.scheduler!r}"
+            )
+        return self
+
+
 # ----------------------------------------------------------------------------- plan
 
 
@@ -729,6 +752,7 @@ class Plan(_Model):
     budget: Budget = Budget()
     evaluation: EvaluationSpec = EvaluationSpec()
     output: OutputSpec = OutputSpec()
+    engine: EngineSpec = EngineSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Plan:

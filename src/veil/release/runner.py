@@ -976,7 +976,7 @@ def run(
     *,
     rng: RngLike = None,
     dry_run: bool = False,
-    engine: str | Engine = "pandas",
+    engine: str | Engine | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
     """Run a release plan and write the release, ``manifest.json`` and ``report.html``.
@@ -993,8 +993,9 @@ def run(
         is recorded in the manifest.
     dry_run : bool, default False
         Validate, allocate and check the ledger only: nothing is read or written.
-    engine : {"pandas", "dask", "dask-local"} or Engine, default "pandas"
-        Where the records are processed (see :mod:`veil.release.engine`).
+    engine : {"pandas", "dask", "dask-local"} or Engine, optional
+        Where the records are processed (see :mod:`veil.release.engine`); by default
+        the plan's ``engine`` section (itself pandas by default).
     progress : callable, optional
         Called with a label as each phase and step starts (for a progress display).
 
@@ -1022,7 +1023,11 @@ def run(
         if isinstance(plan, (Plan, dict))
         else {"path": os.fspath(plan), "sha256": _sha256_file(os.fspath(plan))}
     )
-    chosen = get_engine(engine)
+    chosen = (
+        get_engine(loaded.engine.name, scheduler=loaded.engine.scheduler)
+        if engine is None
+        else get_engine(engine)
+    )
     timings: dict[str, float] = {}
     target = loaded.budget.target
     samples_input = needs_sample(loaded) and target is not None and target.sample is None
