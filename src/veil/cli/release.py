@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 
@@ -170,18 +171,22 @@ def release(
 def _print_sweep(summary: pd.DataFrame) -> None:
     """One row per epsilon, one column per swept column and mechanism: mean ± std."""
     series = list(dict.fromkeys(zip(summary["column"], summary["mechanism"], strict=True)))
-    cells = {
-        (row.column, row.mechanism, row.epsilon): f"{row.mean:.4g} ± {row.std:.2g}"
-        for row in summary.itertuples(index=False)
-    }
+    mean = np.char.mod("%.4g", summary["mean"].to_numpy(dtype=np.float64))
+    std = np.char.mod("%.2g", summary["std"].to_numpy(dtype=np.float64))
+    cells = (
+        summary.assign(cell=np.char.add(np.char.add(mean, " ± "), std))
+        .pivot_table(
+            index="epsilon", columns=["column", "mechanism"], values="cell", aggfunc="first"
+        )
+        .reindex(columns=pd.MultiIndex.from_tuples(series))
+        .fillna("-")
+        .sort_index()
+    )
     metrics = ", ".join(str(m) for m in pd.unique(summary["metric"]))
     print_table(
         f"Sweep: {metrics}, mean ± std over runs",
         ["epsilon", *(f"{column} {mechanism}" for column, mechanism in series)],
-        [
-            [epsilon, *(cells.get((c, m, epsilon), "-") for c, m in series)]
-            for epsilon in sorted(pd.unique(summary["epsilon"]))
-        ],
+        cells.reset_index().to_numpy().tolist(),
     )
 
 
