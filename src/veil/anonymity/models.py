@@ -572,7 +572,28 @@ class DeltaDisclosure(PrivacyModel):
         return _without(classes, pairs, np.abs(np.log2(q / p)) >= self.delta)
 
 
-class BasicBetaLikeness(PrivacyModel):
+class _BetaLikeness(PrivacyModel):
+    """What basic and enhanced beta-likeness share: parameters, size bound, monotonicity."""
+
+    def __init__(self, attribute: str, beta: float) -> None:
+        self.attribute = _attribute(attribute)
+        self.beta = _positive_number("beta", beta)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.attribute!r}, {self.beta:g})"
+
+    def _minimum_size(self, prior: _Floats) -> int:
+        # Every value present in a class of s records has a share >= 1 / s, which must
+        # stay within P(v) (1 + beta) <= max P (1 + beta) (enhanced: a lower bound still).
+        top = float(prior.max()) if len(prior) else 1.0
+        return max(1, math.ceil(1.0 / (top * (1.0 + self.beta)) - 1e-9))
+
+    def monotone(self, suppression: bool) -> bool:
+        # ARX Basic/EnhancedBLikeness: monotone with generalization, not with suppression.
+        return not suppression
+
+
+class BasicBetaLikeness(_BetaLikeness):
     """Basic beta-likeness: no released class raises a value's share by more than beta.
 
     A class E is released when (Q_E(v) - P(v)) / P(v) <= beta for every sensitive value
@@ -596,29 +617,12 @@ class BasicBetaLikeness(PrivacyModel):
        PVLDB 5(11), 2012.
     """
 
-    def __init__(self, attribute: str, beta: float) -> None:
-        self.attribute = _attribute(attribute)
-        self.beta = _positive_number("beta", beta)
-
-    def __repr__(self) -> str:
-        return f"BasicBetaLikeness({self.attribute!r}, {self.beta:g})"
-
-    def _minimum_size(self, prior: _Floats) -> int:
-        # Every value present in a class of s records has a share >= 1 / s, which must
-        # stay within P(v) (1 + beta) <= max P (1 + beta).
-        top = float(prior.max()) if len(prior) else 1.0
-        return max(1, math.ceil(1.0 / (top * (1.0 + self.beta)) - 1e-9))
-
-    def monotone(self, suppression: bool) -> bool:
-        # ARX BasicBLikeness: monotone with generalization, not with suppression.
-        return not suppression
-
     def _accepts(self, classes: _Classes) -> _Bools:
         pairs, q, p = _shares(classes, self.attribute)
         return _without(classes, pairs, (q - p) / p > self.beta)
 
 
-class EnhancedBetaLikeness(PrivacyModel):
+class EnhancedBetaLikeness(_BetaLikeness):
     """Enhanced beta-likeness: basic beta-likeness with a tighter bound for common values.
 
     A class E is released when (Q_E(v) - P(v)) / P(v) <= min(beta, -ln P(v)) for every
@@ -642,23 +646,6 @@ class EnhancedBetaLikeness(PrivacyModel):
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012.
     """
-
-    def __init__(self, attribute: str, beta: float) -> None:
-        self.attribute = _attribute(attribute)
-        self.beta = _positive_number("beta", beta)
-
-    def __repr__(self) -> str:
-        return f"EnhancedBetaLikeness({self.attribute!r}, {self.beta:g})"
-
-    def _minimum_size(self, prior: _Floats) -> int:
-        # Every value present in a class of s records has a share >= 1 / s, which must
-        # stay within P(v) (1 + min(beta, -ln P(v))) <= max P (1 + beta).
-        top = float(prior.max()) if len(prior) else 1.0
-        return max(1, math.ceil(1.0 / (top * (1.0 + self.beta)) - 1e-9))
-
-    def monotone(self, suppression: bool) -> bool:
-        # ARX EnhancedBLikeness: monotone with generalization, not with suppression.
-        return not suppression
 
     def _accepts(self, classes: _Classes) -> _Bools:
         pairs, q, p = _shares(classes, self.attribute)

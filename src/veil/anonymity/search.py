@@ -400,15 +400,7 @@ def anonymize(
     """
     _check_suppression(suppression)
     _check_time_limit(time_limit)
-    problem = Problem(
-        df,
-        hierarchies,
-        list(models) if not isinstance(models, PrivacyModel) else [models],
-        max_suppression,
-        metric,
-        sensitive,
-        weights,
-    )
+    problem = Problem(df, hierarchies, models, max_suppression, metric, sensitive, weights)
     search = _Search(problem, time_limit)
     size = math.prod(h + 1 for h in problem.heights)
     lattice = _search_lattice(search) if size <= MATERIALIZE_LIMIT else _search_lazy(search)
@@ -453,15 +445,7 @@ def evaluate(
     validated only (every metric is reported).
     """
     _check_suppression(suppression)
-    problem = Problem(
-        df,
-        hierarchies,
-        list(models) if not isinstance(models, PrivacyModel) else [models],
-        max_suppression,
-        metric,
-        sensitive,
-        weights,
-    )
+    problem = Problem(df, hierarchies, models, max_suppression, metric, sensitive, weights)
     node = node_of(problem, levels)
     outcome = problem.evaluate(problem.base(), None, node)
     assert outcome.values is not None

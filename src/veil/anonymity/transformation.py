@@ -218,7 +218,7 @@ class Problem:
         self,
         df: pd.DataFrame,
         hierarchies: Mapping[str, Hierarchy],
-        models: Sequence[PrivacyModel],
+        models: Sequence[PrivacyModel] | PrivacyModel,
         max_suppression: float,
         metric: str,
         sensitive: str | Sequence[str] | None,
