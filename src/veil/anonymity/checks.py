@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from veil.anonymity.models import equal_distance_emd, ordered_distance_emd
 from veil.classes import class_ids, value_codes
 from veil.errors import ColumnError, DataTypeError, MissingValueError, ParameterError
 
@@ -48,9 +49,6 @@ Columns: TypeAlias = "str | Sequence[str] | npt.NDArray[np.str_] | npt.NDArray[n
 _Codes: TypeAlias = npt.NDArray[np.int64]
 _Floats: TypeAlias = npt.NDArray[np.float64]
 
-# Cells of a dense (class x value) block in the ordered-distance EMD; bounds the memory
-# of one block to about 80 MB whatever the number of classes and values.
-_BLOCK_CELLS = 10_000_000
 
 
 # --------------------------------------------------------------------------- validation
@@ -472,43 +470,15 @@ def t_closeness(
                     f"sens_att {att!r} is numeric and has missing values; the ordered "
                     "distance of t-closeness needs every value to be ordered"
                 )
-            t = max(t, _ordered_emd(classes, n_classes, column))
+            codes, uniques = pd.factorize(column, sort=True)
+            pairs = _Pairs(classes, n_classes, codes.astype(np.int64, copy=False), len(uniques))
+            emd = ordered_distance_emd(n_classes, pairs.cls, pairs.val, pairs.q, pairs.p)
         else:
             values, n_values = value_codes(column)
             pairs = _Pairs(classes, n_classes, values, n_values)
-            # Values absent from a class contribute P(v); their total is 1 - sum of the
-            # present ones, so the sum over all values needs only the present pairs.
-            present_gap = np.bincount(
-                pairs.cls, weights=np.abs(pairs.q - pairs.p_pair), minlength=n_classes
-            )
-            present_p = np.bincount(pairs.cls, weights=pairs.p_pair, minlength=n_classes)
-            emd = 0.5 * (present_gap + np.clip(1.0 - present_p, 0.0, None))
-            t = max(t, float(emd.max()))
+            emd = equal_distance_emd(n_classes, pairs.cls, pairs.q, pairs.p_pair)
+        t = max(t, float(emd.max()))
     return t
-
-
-def _ordered_emd(classes: _Codes, n_classes: int, column: pd.Series) -> float:
-    codes, uniques = pd.factorize(column, sort=True)
-    values = codes.astype(np.int64, copy=False)
-    m = len(uniques)
-    if m == 1:
-        return 0.0
-    p_cum = np.cumsum(np.bincount(values, minlength=m) / len(values))
-    size = np.bincount(classes, minlength=n_classes)
-    block = max(1, _BLOCK_CELLS // m)
-    worst = 0.0
-    # Classes in blocks: a dense (class x value) matrix of the whole table could be
-    # n_classes * m cells, quadratic in the number of records.
-    for start in range(0, n_classes, block):
-        stop = min(start + block, n_classes)
-        rows = (classes >= start) & (classes < stop)
-        counts = np.bincount(
-            (classes[rows] - start) * m + values[rows], minlength=(stop - start) * m
-        ).reshape(stop - start, m)
-        q_cum = np.cumsum(counts, axis=1) / size[start:stop, None]
-        emd = np.abs(q_cum - p_cum).sum(axis=1) / (m - 1)
-        worst = max(worst, float(emd.max()))
-    return worst
 
 
 def delta_disclosure(

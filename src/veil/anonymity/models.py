@@ -44,6 +44,9 @@ __all__ = [
 _MAX_LISTED = 20
 _DISTANCES = ("equal", "ordered", "hierarchical")
 
+# Cells of a dense (class x value) block in the ordered-distance EMD (about 80 MB).
+_BLOCK_CELLS = 10_000_000
+
 #: Largest class size :meth:`TCloseness._minimum_size` tries.
 _SIZE_SEARCH_LIMIT = 1000
 
@@ -126,6 +129,42 @@ def _dense_ids(key: _Ints, span: int) -> tuple[_Ints, _Ints]:
         return np.flatnonzero(present).astype(np.int64), lookup[key]
     distinct, index = np.unique(key, return_inverse=True)
     return distinct.astype(np.int64), index.astype(np.int64).ravel()
+
+
+def equal_distance_emd(n_classes: int, cls: _Ints, q: _Floats, p: _Floats) -> _Floats:
+    """Per class, the EMD to the table with equal ground distance: 0.5 sum_v |Q - P|.
+
+    ``cls``, ``q`` and ``p`` list the (class, value) pairs present: the class, the
+    value's share in it and in the table. Absent values contribute P(v) each, 1 minus
+    the present values' P in all.
+    """
+    gap = np.bincount(cls, weights=np.abs(q - p), minlength=n_classes)
+    present = np.bincount(cls, weights=p, minlength=n_classes)
+    emd: _Floats = 0.5 * (gap + np.clip(1.0 - present, 0.0, None))
+    return emd
+
+
+def ordered_distance_emd(
+    n_classes: int, cls: _Ints, value: _Ints, q: _Floats, prior: _Floats
+) -> _Floats:
+    """Per class, the EMD with ordered distance: sum of |cumulative Q - P| / (m - 1).
+
+    ``value`` codes are the m values in ascending order; ``prior`` their table shares.
+    Classes go in blocks so the dense (class x value) matrix stays within about 80 MB.
+    """
+    m = len(prior)
+    emd = np.zeros(n_classes)
+    if m <= 1:
+        return emd
+    block = max(1, _BLOCK_CELLS // m)
+    for start in range(0, n_classes, block):
+        stop = min(start + block, n_classes)
+        rows = (cls >= start) & (cls < stop)
+        dense = np.bincount(
+            (cls[rows] - start) * m + value[rows], weights=q[rows], minlength=(stop - start) * m
+        ).reshape(stop - start, m)
+        emd[start:stop] = np.abs(np.cumsum(dense - prior, axis=1)).sum(axis=1) / (m - 1)
+    return emd
 
 
 class PrivacyModel(ABC):
@@ -473,21 +512,11 @@ class TCloseness(PrivacyModel):
 
     @staticmethod
     def _equal(classes: _Classes, pairs: _Pairs, q: _Floats, p: _Floats) -> _Floats:
-        gap = np.bincount(pairs.cls, weights=np.abs(q - p), minlength=classes.n_classes)
-        present = np.bincount(pairs.cls, weights=p, minlength=classes.n_classes)
-        # Absent values contribute P(v) each: 1 - the present values' P in all.
-        emd: _Floats = 0.5 * (gap + np.clip(1.0 - present, 0.0, None))
-        return emd
+        return equal_distance_emd(classes.n_classes, pairs.cls, q, p)
 
     @staticmethod
     def _ordered(classes: _Classes, pairs: _Pairs, q: _Floats) -> _Floats:
-        m = pairs.n_values
-        if m == 1:
-            return np.zeros(classes.n_classes)
-        dense = np.zeros((classes.n_classes, m))
-        np.add.at(dense, (pairs.cls, pairs.value), q)
-        emd: _Floats = np.abs(np.cumsum(dense - pairs.prior, axis=1)).sum(axis=1) / (m - 1)
-        return emd
+        return ordered_distance_emd(classes.n_classes, pairs.cls, pairs.value, q, pairs.prior)
 
     def _hierarchical(self, classes: _Classes, pairs: _Pairs, q: _Floats) -> _Floats:
         if self._groups is None or len(self._groups[0]) != pairs.n_values:
