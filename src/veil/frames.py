@@ -19,6 +19,7 @@ __all__ = [
     "output_frame",
     "record_cost",
     "record_masking",
+    "shuffle_rows",
 ]
 
 PRIVACY_ATTR = "veil.privacy"
@@ -79,3 +80,24 @@ def arrow_strings(codes: npt.NDArray[np.integer], labels: Any, dtype: pd.StringD
     indices = pa.array(np.asarray(codes).astype(np.int32), mask=np.asarray(codes) < 0)
     decoded = pa.DictionaryArray.from_arrays(indices, pa.array(list(labels), pa.string()))
     return pd.array(decoded.cast(pa.large_string()), dtype=dtype)
+
+
+def shuffle_rows(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """``frame``'s rows in a uniformly random order drawn from ``rng``; labels are kept.
+
+    A release that keeps the input's row order links its records to people by position
+    (a file sorted by date, or with the positive cases first). The permutation is drawn
+    from ``rng``, which must come from :mod:`veil.rng` (the CSPRNG by default), so the
+    order says nothing about the input's. ``frame`` is not modified.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.rng import resolve_rng
+    >>> frame = pd.DataFrame({"x": range(5)})
+    >>> out = shuffle_rows(frame, resolve_rng(None))
+    >>> sorted(out["x"]) == list(range(5)) and sorted(out.index) == list(range(5))
+    True
+    """
+    order = rng.permutation(len(frame))
+    return frame.take(order)
