@@ -5,6 +5,7 @@ risk), per-record risk, the QI-combination scan, attribute disclosure, and popul
 uniqueness estimated from a sample (Zayatz, Pitman, and Dankar et al.'s rule).
 """
 
+from veil.risk.carriers import find_carriers as find_carriers
 from veil.risk.population import (
     PopulationUniqueness,
     class_size_histogram,
