@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,14 +22,15 @@ from veil.anonymity.checks import (
 )
 from veil.errors import ColumnError, MissingValueError, ParameterError
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from .._data import DATA
+
 ADULT_QI = ["age", "education", "occupation", "relationship", "sex", "native-country"]
 STUDENT_QI = ["Teacher", "Gender", "Ethnic", "Freeredu"]
 
 
 def _read(relative: str) -> pd.DataFrame:
     path = DATA / relative
-    assert path.is_file(), f"shared data file missing: {path}"
+    assert path.is_file(), f"vendored data file missing: {path}"
     return pd.read_csv(path)
 
 
@@ -307,12 +307,12 @@ def test_numeric_sensitive_attribute_with_missing_values_raises(table: pd.DataFr
 
 @pytest.mark.parametrize("k", [3, 10, 20])
 def test_adult_anonymized_k(k: int) -> None:
-    df = _read(f"anonymized/adult_anonymized_{k}.csv")
+    df = _read(f"anonymized/adult_anonymized_{k}.csv.gz")
     assert k_anonymity(df, ADULT_QI) == k
 
 
 def test_adult_k10_l2() -> None:
-    df = _read("anonymized/adult_k10_anonymized_l2.csv")
+    df = _read("anonymized/adult_k10_anonymized_l2.csv.gz")
     sa = ["salary-class"]
     assert k_anonymity(df, ADULT_QI) >= 10
     assert l_diversity(df, ADULT_QI, sa) == 2

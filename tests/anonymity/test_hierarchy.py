@@ -11,15 +11,16 @@ import pytest
 from veil.anonymity.hierarchy import Hierarchy
 from veil.errors import DataTypeError, DomainError, ParameterError
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from .._data import DATA
+
 ANJANA = DATA / "adult" / "hierarchies"
 ARX = DATA / "arx_adult"
 ANJANA_FILES = sorted(ANJANA.glob("*.csv"))
 ARX_FILES = sorted(ARX.glob("adult_hierarchy_*.csv"))
 
 
-def test_shared_data_is_present() -> None:
-    # CI puts shared/ beside the repository: a missing folder is a failure, not a skip.
+def test_vendored_data_is_present() -> None:
+    # tests/data is part of the repository: a missing file is a failure, not a skip.
     assert len(ANJANA_FILES) == 9, ANJANA
     assert len(ARX_FILES) == 9, ARX
 
@@ -100,7 +101,7 @@ def test_generalize_adult_age_known_values(adult: pd.DataFrame) -> None:
 
 
 def test_arx_hierarchies_cover_the_arx_adult_data() -> None:
-    data = pd.read_csv(ARX / "adult.csv", sep=";", dtype=str)
+    data = pd.read_csv(ARX / "adult.csv.gz", sep=";", dtype=str)
     for path in ARX_FILES:
         column = path.stem.removeprefix("adult_hierarchy_")
         Hierarchy.from_csv(path).validate(data[column].str.strip())

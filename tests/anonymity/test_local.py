@@ -27,7 +27,9 @@ from veil.anonymity.models import (
 from veil.anonymity.search import NoSolutionError, anonymize
 from veil.errors import ColumnError, DataTypeError, ParameterError
 
-ADULT = "/work/shared/data/arx_adult"
+from .._data import DATA
+
+ADULT = DATA / "arx_adult"
 ADULT_QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",
     "salary-class",
@@ -147,7 +149,7 @@ def test_mark_keeps_every_row_with_stars() -> None:
 
 
 def test_adult_local_recoding_releases_more_at_lower_loss_than_global() -> None:
-    df = pd.read_csv(f"{ADULT}/adult.csv", sep=";", dtype=str)
+    df = pd.read_csv(f"{ADULT}/adult.csv.gz", sep=";", dtype=str)
     h = {q: Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_{q}.csv") for q in ADULT_QIS}
     before = df.copy()
     local = anonymize_local(df, h, KAnonymity(5), max_suppression=0.05)

@@ -36,6 +36,8 @@ from veil.anonymity.models import (
 from veil.anonymity.search import anonymize, evaluate
 from veil.errors import ColumnError, DataTypeError, ParameterError
 
+from .._data import DATA
+
 # ------------------------------------------------------------------------------ helpers
 
 
@@ -644,7 +646,7 @@ def test_missing_sensitive_values_match_the_nan_leaf() -> None:
 
 # ------------------------------------------------------------ ARX's optima on Adult
 
-ADULT = "/work/shared/data/arx_adult"
+ADULT = DATA / "arx_adult"
 ADULT_QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",
     "salary-class",
@@ -653,7 +655,7 @@ ADULT_QIS = [
 
 @pytest.fixture(scope="module")
 def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy], Hierarchy]:
-    df = pd.read_csv(f"{ADULT}/adult.csv", sep=";", dtype=str)
+    df = pd.read_csv(f"{ADULT}/adult.csv.gz", sep=";", dtype=str)
     hierarchies = {q: Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_{q}.csv") for q in ADULT_QIS}
     occupation = Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_occupation.csv")
     return df, hierarchies, occupation

@@ -24,7 +24,9 @@ from veil.anonymity.models import (
 from veil.anonymity.search import NoSolutionError, anonymize, evaluate
 from veil.errors import ColumnError, ParameterError
 
-ADULT = "/work/shared/data/arx_adult"
+from .._data import DATA
+
+ADULT = DATA / "arx_adult"
 ADULT_QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",
     "salary-class",
@@ -173,7 +175,7 @@ def test_errors() -> None:
 
 @pytest.fixture(scope="module")
 def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
-    df = pd.read_csv(f"{ADULT}/adult.csv", sep=";", dtype=str)
+    df = pd.read_csv(f"{ADULT}/adult.csv.gz", sep=";", dtype=str)
     names = [*ADULT_QIS, "occupation"]
     hierarchies = {q: Hierarchy.from_csv(f"{ADULT}/adult_hierarchy_{q}.csv") for q in names}
     return df, hierarchies

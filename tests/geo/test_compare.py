@@ -18,7 +18,7 @@ CENTRE = (39.0, -94.5)
 # The seed's quadtree root: the square [-20, 20) km on both axes, in the city's aeqd metres.
 SEED_CLOAK_BOUNDS = (-20000.0, -20000.0, 40000.0)
 
-# Seed 003 (/work/shared/seeds/003_13abe91db1d14eb6.txt), section 83.6.2, the printed
+# Seed 003 (003_13abe91db1d14eb6), section 83.6.2, the printed
 # table: method, reid_rate, median_shift_km, density_corr, rounded to 3 decimals.
 SEED_TABLE = [
     ("grid", "cell 100 m", 0.752, 0.040, 0.999),

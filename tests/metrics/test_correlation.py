@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,8 +15,7 @@ from scipy.stats import kendalltau, rankdata
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.metrics import correlation_loss
 
-# CI clones the repository with the shared data folder beside it.
-ADULT_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult" / "adult.csv"
+from .._data import UCI_ADULT_CSV as ADULT_CSV
 
 ADULT_FEATURES = [
     "workclass",

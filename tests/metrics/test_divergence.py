@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,8 +14,7 @@ import pytest
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.metrics import divergence_distributions
 
-# CI clones the repository with the shared data folder beside it.
-ADULT_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult" / "adult.csv"
+from .._data import UCI_ADULT_CSV as ADULT_CSV
 
 
 @pytest.fixture(scope="module")
