@@ -19,7 +19,8 @@ from veil.masking.pseudonym import (
     pseudonymize_columns,
 )
 
-KEY_BYTES = bytes.fromhex("00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef")
+# A fixed key drawn once from secrets.token_hex(32) (a patterned key is refused as weak).
+KEY_BYTES = bytes.fromhex("b3c1f09e5a2d7c4e8816ad3f95e0c27b4d6a1fe8903b57c2e4a9d06f1b8c735e")
 KEY = SecretKey(KEY_BYTES)
 
 

@@ -19,15 +19,26 @@ import base64
 import binascii
 import hashlib
 import hmac
+import itertools
 import os
 import re
 import secrets
+import shlex
+import stat
 from pathlib import Path
 from typing import Literal
 
 from veil.errors import ParameterError
 
-__all__ = ["MIN_KEY_BYTES", "KeyEncoding", "SecretKey", "as_secret_key", "hkdf_sha256"]
+__all__ = [
+    "KEY_BYTES",
+    "MIN_KEY_BYTES",
+    "NEW_KEY_HINT",
+    "KeyEncoding",
+    "SecretKey",
+    "as_secret_key",
+    "hkdf_sha256",
+]
 
 MIN_KEY_BYTES = 16
 """Shortest accepted key: 128 bits, the security level HMAC-SHA256 needs against guessing."""
@@ -81,28 +92,126 @@ def hkdf_sha256(ikm: bytes, *, salt: bytes = b"", info: bytes = b"", length: int
     return b"".join(blocks)[:length]
 
 
-def _decode(data: bytes, encoding: KeyEncoding, source: str) -> bytes:
-    """Key bytes from a file's or variable's content; errors name ``source``, never the data."""
+KEY_BYTES = 32
+"""Length of a key read from a file or an environment variable: 256 random bits."""
+
+_MAX_KEY_FILE_BYTES = 4096
+_MIN_DISTINCT = 18
+"""Fewest distinct byte values (and distinct steps between neighbouring bytes) in a key
+of 32 bytes. 32 uniform random bytes have about 30; fewer than 18 happens with
+probability about 1e-13 (1e-12 for the 31 steps), while a repeated or counting pattern
+has a handful."""
+_ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_HEX64 = re.compile(rb"\A[0-9a-fA-F]{64}\Z")
+_B64_32 = re.compile(rb"\A(?:[A-Za-z0-9+/]{43}|[A-Za-z0-9_-]{43})=?\Z")
+_TEXT_BYTES = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+NEW_KEY_HINT = "create a key with `veil key new PATH` (32 random bytes, written as hex)"
+"""What every refusal of a weak or malformed key suggests instead."""
+
+_FORMATS = (
+    "32 raw bytes, 64 hex characters, or the base64 of 32 bytes (44 characters, "
+    "optionally prefixed 'base64:')"
+)
+
+
+def _one_newline_less(data: bytes) -> bytes:
+    if data.endswith(b"\r\n"):
+        return data[:-2]
+    if data.endswith(b"\n"):
+        return data[:-1]
+    return data
+
+
+def _from_base64(text: bytes, source: str) -> bytes:
+    payload = text.removeprefix(_BASE64_PREFIX).strip()
+    if not _B64_32.match(payload):
+        raise ParameterError(
+            f"{source}: is not the base64 of {KEY_BYTES} bytes (43 characters of "
+            f"A-Z a-z 0-9 + / or - _, then an optional '='); {NEW_KEY_HINT}"
+        )
+    padded = payload.rstrip(b"=") + b"="
+    try:
+        if b"-" in payload or b"_" in payload:
+            return base64.urlsafe_b64decode(padded)
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):  # pragma: no cover - the pattern admits only base64
+        raise ParameterError(f"{source}: is not a valid base64 key; {NEW_KEY_HINT}") from None
+
+
+def _decode(data: bytes, encoding: KeyEncoding, source: str, *, allow_raw: bool) -> bytes:
+    """The 32 key bytes in a file's or variable's content; errors name ``source``, never data.
+
+    ``auto`` reads, in this order: ``base64:`` then base64; 64 hex digits; the base64
+    of 32 bytes (43 characters, optional ``=``; standard or URL-safe alphabet); and, if
+    ``allow_raw``, exactly 32 raw bytes. Surrounding whitespace is ignored around text
+    encodings; one trailing newline (LF or CRLF) is ignored after raw bytes.
+    """
     if encoding not in ("auto", "raw", "hex", "base64"):
         raise ParameterError(
             f"encoding: must be 'auto', 'raw', 'hex' or 'base64', got {encoding!r}"
         )
-    if encoding == "raw":
-        return data
     text = data.strip()
-    if encoding == "hex" or (encoding == "auto" and _HEX.match(text)):
-        if not _HEX.match(text):
+    if encoding == "base64" or (
+        encoding == "auto" and (text.startswith(_BASE64_PREFIX) or _B64_32.match(text))
+    ):
+        return _from_base64(text, source)
+    if encoding == "hex" or (encoding == "auto" and _HEX64.match(text)):
+        if not _HEX64.match(text):
             raise ParameterError(
-                f"{source}: is not a hex key (an even number of 0-9a-f characters)"
+                f"{source}: is not a hex key of {KEY_BYTES} bytes (exactly 64 characters "
+                f"0-9 a-f); {NEW_KEY_HINT}"
             )
         return bytes.fromhex(text.decode("ascii"))
-    if encoding == "base64" or text.startswith(_BASE64_PREFIX):
-        payload = text.removeprefix(_BASE64_PREFIX)
-        try:
-            return base64.b64decode(payload, validate=True)
-        except (binascii.Error, ValueError):
-            raise ParameterError(f"{source}: is not a valid base64 key") from None
-    return data
+    raw = data if len(data) == KEY_BYTES else _one_newline_less(data)
+    if (encoding == "raw" or allow_raw) and len(raw) == KEY_BYTES:
+        return raw
+    if encoding == "raw":
+        raise ParameterError(
+            f"{source}: holds {len(data)} bytes, not {KEY_BYTES} raw key bytes; {NEW_KEY_HINT}"
+        )
+    accepted = _FORMATS if allow_raw else _FORMATS.removeprefix("32 raw bytes, ")
+    raise ParameterError(
+        f"{source}: is not a key ({len(data)} bytes; a key is {accepted}): a password, "
+        f"a text or a data file is not a key; {NEW_KEY_HINT}"
+    )
+
+
+def _weakness(material: bytes) -> str | None:
+    """Why ``material`` cannot be random key bytes, or ``None``; never quotes the bytes."""
+    n = len(material)
+    if all(b in _TEXT_BYTES for b in material):
+        return "is printable text, not random bytes (a password or passphrase?)"
+    floor = min(_MIN_DISTINCT, n * 9 // 16)
+    distinct = len(set(material))
+    if distinct < floor:
+        return (
+            f"has only {distinct} distinct byte values in {n} bytes (random keys have "
+            f"about {n - n * (n - 1) // 512}): a repeated or low-entropy pattern"
+        )
+    steps = len({(b - a) & 0xFF for a, b in itertools.pairwise(material)})
+    if steps < floor:
+        return "follows a regular pattern (a counting or repeating sequence), not random bytes"
+    return None
+
+
+def _require_strong(material: bytes, source: str) -> None:
+    reason = _weakness(material)
+    if reason is not None:
+        raise ParameterError(f"{source}: {reason}; {NEW_KEY_HINT}")
+
+
+def _looks_like_key_material(name: str) -> bool:
+    """Whether an environment variable *name* is more likely a key pasted in its place."""
+    if name.startswith("base64:") or len(name) >= 40:
+        return True
+    if len(name) >= 16 and all(c in "0123456789abcdefABCDEF" for c in name):
+        return True
+    mixed = (
+        any(c.islower() for c in name)
+        and any(c.isupper() for c in name)
+        and any(c.isdigit() for c in name)
+    )
+    return len(name) >= 20 and mixed
 
 
 class SecretKey:
@@ -174,72 +283,125 @@ class SecretKey:
     def from_file(
         cls, path: str | os.PathLike[str], *, encoding: KeyEncoding = "auto"
     ) -> SecretKey:
-        """Read a key from a file.
+        """Read a 32-byte key from a file that only its owner can read.
 
-        With ``encoding="auto"`` (the default) a file whose content, without surrounding
-        whitespace, is hex digits (an even number of them) holds a hex key; a file
-        starting ``base64:`` holds a base64 key; any other file is the raw key bytes,
-        taken as they are (no whitespace removed). ``"raw"``, ``"hex"`` and ``"base64"``
-        force one reading.
+        With ``encoding="auto"`` (the default) the file holds, in the order tried:
+
+        * ``base64:`` followed by the base64 of 32 bytes;
+        * 64 hex digits (either case), as ``veil key new`` writes;
+        * the base64 of 32 bytes: 43 characters of the standard (``+/``) or URL-safe
+          (``-_``) alphabet and an optional ``=`` (``secrets.token_urlsafe(32)``);
+        * exactly 32 raw bytes.
+
+        Whitespace around the text forms and one trailing newline (LF or CRLF) after raw
+        bytes are ignored. ``"raw"``, ``"hex"`` and ``"base64"`` force one reading.
+
+        The key must look random: printable text read as raw bytes (a password), and
+        bytes with few distinct values or a regular pattern are refused.
 
         Raises
         ------
         ParameterError
-            The file is missing or unreadable (the message names the path), does not
-            decode, or holds fewer than 16 key bytes. No message holds key material.
+            The file is missing, unreadable or not a regular file; on POSIX, it can be
+            read or written by group or others (the message gives the ``chmod`` to run);
+            it does not hold a key in one of the forms above; or the key is not random.
+            The message names the path and suggests ``veil key new``; it never holds
+            key material or file content.
         """
         file = Path(path)
+        source = f"key file {str(file)!r}"
         try:
-            data = file.read_bytes()
+            with file.open("rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    raise ParameterError(f"{source}: is not a regular file; {NEW_KEY_HINT}")
+                if os.name == "posix" and info.st_mode & 0o077:
+                    raise ParameterError(
+                        f"{source}: can be read or written by group or others (mode "
+                        f"{stat.S_IMODE(info.st_mode):04o}); a key file must be private "
+                        f"to its owner: run chmod 600 {shlex.quote(str(file))}"
+                    )
+                data = handle.read(_MAX_KEY_FILE_BYTES + 1)
         except FileNotFoundError:
             raise ParameterError(f"key file: {str(file)!r} does not exist") from None
         except OSError as exc:
             raise ParameterError(
                 f"key file: {str(file)!r} cannot be read ({exc.strerror})"
             ) from None
-        return cls._checked(
-            _decode(data, encoding, f"key file {str(file)!r}"), f"key file {str(file)!r}"
-        )
+        if len(data) > _MAX_KEY_FILE_BYTES:
+            raise ParameterError(
+                f"{source}: is over {_MAX_KEY_FILE_BYTES} bytes, not a key (a data "
+                f"file?); a key is {_FORMATS}; {NEW_KEY_HINT}"
+            )
+        return cls._checked(_decode(data, encoding, source, allow_raw=True), source)
 
     @classmethod
     def from_env(cls, name: str, *, encoding: KeyEncoding = "auto") -> SecretKey:
-        """Read a key from the environment variable ``name``: hex, or ``base64:...``.
+        """Read a 32-byte key from the environment variable ``name``.
 
-        ``encoding="auto"`` accepts hex digits or a ``base64:`` prefix and refuses any
-        other text (a passphrase is not a key); ``"raw"`` takes the variable's UTF-8 bytes.
+        ``encoding="auto"`` accepts 64 hex digits or the base64 of 32 bytes (with or
+        without a ``base64:`` prefix), as :meth:`from_file` reads them, and refuses any
+        other text (a passphrase is not a key); ``"raw"`` takes the variable's UTF-8
+        bytes, which must be 32 and not printable text. The key must look random, as
+        for :meth:`from_file`.
 
         Raises
         ------
         ParameterError
-            The variable is unset or empty (the message names it), does not decode, or
-            holds fewer than 16 key bytes. No message holds key material.
+            ``name`` is not a variable name (the message does not repeat it, nor
+            anything that looks like key material passed instead of a name), the
+            variable is unset or empty (the message names it), does not decode to 32
+            bytes, or the key is not random. No message holds key material.
         """
+        if not isinstance(name, str) or not name:
+            raise ParameterError(
+                f"key_env: must be the name of an environment variable, got "
+                f"{type(name).__name__ if not isinstance(name, str) else 'an empty string'}"
+            )
+        if _looks_like_key_material(name):
+            raise ParameterError(
+                "key_env: the environment variable name given looks like key material; "
+                "pass the variable's NAME (e.g. --key-env VEIL_KEY), not its value (the "
+                "value given is not shown)"
+            )
+        if not _ENV_NAME.match(name):
+            raise ParameterError(
+                "key_env: is not an environment variable name (letters, digits and '_', "
+                "not starting with a digit; the value given is not shown)"
+            )
         value = os.environ.get(name)
         if not value:
             raise ParameterError(
                 f"key: environment variable {name!r} is not set or empty; put a hex key "
-                f"in it (python -c 'import secrets; print(secrets.token_hex(32))')"
+                f'in it ({NEW_KEY_HINT}, then export {name}="$(cat PATH)")'
             )
-        data = value.encode("utf-8")
         source = f"environment variable {name!r}"
-        if encoding == "auto" and not (_HEX.match(data.strip()) or data.startswith(_BASE64_PREFIX)):
-            raise ParameterError(f"{source}: must hold a hex key or 'base64:<key>'")
-        return cls._checked(_decode(data, encoding, source), source)
+        return cls._checked(
+            _decode(value.encode("utf-8"), encoding, source, allow_raw=False), source
+        )
 
     @classmethod
-    def generate(cls, n_bytes: int = 32) -> SecretKey:
-        """A new random key from the operating system's CSPRNG (:mod:`secrets`)."""
+    def generate(cls, n_bytes: int = KEY_BYTES) -> SecretKey:
+        """A new random key from the operating system's CSPRNG (:mod:`secrets`).
+
+        A draw that the checks of :meth:`from_file` would refuse (probability below
+        1e-12 for 32 bytes) is drawn again, so that every generated key can be loaded.
+        """
         if isinstance(n_bytes, bool) or not isinstance(n_bytes, int) or n_bytes < MIN_KEY_BYTES:
             raise ParameterError(f"n_bytes: must be an integer >= {MIN_KEY_BYTES}, got {n_bytes!r}")
-        return cls(secrets.token_bytes(n_bytes))
+        material = secrets.token_bytes(n_bytes)
+        while _weakness(material) is not None:  # pragma: no cover - about 1e-12
+            material = secrets.token_bytes(n_bytes)
+        return cls(material)
 
     @classmethod
     def _checked(cls, material: bytes, source: str) -> SecretKey:
-        if len(material) < MIN_KEY_BYTES:
+        if len(material) != KEY_BYTES:
             raise ParameterError(
-                f"{source}: holds {len(material)} key bytes, fewer than the minimum "
-                f"{MIN_KEY_BYTES} (128 bits)"
+                f"{source}: holds {len(material)} key bytes, not {KEY_BYTES} (256 bits); "
+                f"{NEW_KEY_HINT}"
             )
+        _require_strong(material, source)
         return cls(material)
 
     # ------------------------------------------------------------------ use
@@ -283,8 +445,10 @@ class SecretKey:
 def as_secret_key(key: SecretKey | bytes) -> SecretKey:
     """``key`` as a :class:`SecretKey`: a key passes through, bytes are checked and wrapped.
 
-    A ``str`` is refused: it is usually a passphrase or a hex key pasted into code, and
-    the caller should say which with :meth:`SecretKey.from_env` or :meth:`SecretKey.from_file`.
+    Bytes must look random as :meth:`SecretKey.from_file` requires (not printable text,
+    no repeated or counting pattern). A ``str`` is refused: it is usually a passphrase or
+    a hex key pasted into code, and the caller should say which with
+    :meth:`SecretKey.from_env` or :meth:`SecretKey.from_file`.
     """
     if isinstance(key, SecretKey):
         return key
@@ -293,7 +457,9 @@ def as_secret_key(key: SecretKey | bytes) -> SecretKey:
             "key: no key given; load one with SecretKey.from_file(path) or SecretKey.from_env(name)"
         )
     if isinstance(key, (bytes, bytearray, memoryview)):
-        return SecretKey(key)
+        secret = SecretKey(key)
+        _require_strong(bytes(key), "key")
+        return secret
     raise ParameterError(
         f"key: must be a SecretKey or bytes, got {type(key).__name__} (load text keys with "
         f"SecretKey.from_env or SecretKey.from_file)"
