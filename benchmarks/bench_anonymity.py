@@ -2,19 +2,23 @@
 
 Three parts, in one run:
 
-1. ARX's Adult benchmark (``/work/shared/data/arx_adult``: ``adult.csv``, ``;``
+1. ARX's Adult benchmark (``--arx-data DIR``: ``adult.csv``, ``;``
    separated, and its ``adult_hierarchy_<attr>.csv`` files): veil's optimum, loss,
    suppressed records and time (best of ``--repeats``) for six configurations, next to
    ARX's optimum, loss and time quoted in the issue (ARX is not run here).
 2. anjana's Adult example (k = 10, six QIs, race as identifier, ``supp_level = 50``,
    its hierarchy CSVs): anjana 1.2.3 and veil on the same data, QIs, hierarchies and
-   suppression limit, side by side. anjana must be importable (run this script in the
-   interpreter of a venv holding both, e.g. ``/work/venv_anjana``).
+   suppression limit, side by side (``--anjana-data DIR``: ``adult.csv`` and
+   ``hierarchies/``). anjana must be importable: run this script in a venv holding both
+   (``pip install -e '.[bench]' anjana==1.2.3``).
 3. ``veil.risk.summary`` on raw (ARX) Adult with its eight QIs, for reference.
 
 Not a test (pytest does not collect it). Run::
 
-    /work/venv_anjana/bin/python benchmarks/bench_anonymity.py [--json PATH]
+    python benchmarks/bench_anonymity.py --arx-data DIR --anjana-data DIR [--json PATH]
+
+benchmarks/README.md ("Data and environments") shows how to lay out both folders from
+the copies a clone holds.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from veil.anonymity import (
 )
 from veil.risk import summary
 
-ARX_DIR = Path("/work/shared/data/arx_adult")
-ANJANA_DIR = Path("/work/shared/data/adult")
+# The data folders, set in main() from --arx-data and --anjana-data.
+ARX_DIR: Path
+ANJANA_DIR: Path
 
 QIS8 = [
     "sex",
@@ -354,7 +359,23 @@ def main() -> None:
         "--anjana-repeats", type=int, default=3, help="timed runs of anjana (best kept)"
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument(
+        "--arx-data",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="ARX's Adult: adult.csv (; separated) and adult_hierarchy_<attr>.csv",
+    )
+    parser.add_argument(
+        "--anjana-data",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="anjana's Adult example: adult.csv and hierarchies/<attr>.csv",
+    )
     args = parser.parse_args()
+    global ARX_DIR, ANJANA_DIR
+    ARX_DIR, ANJANA_DIR = args.arx_data, args.anjana_data
 
     results = {
         "versions": {

@@ -11,7 +11,10 @@
 No peer tool runs here (ARX is Java, sdcMicro is R); the global search is the baseline.
 Not a test (pytest does not collect it). Run::
 
-    /work/venv3/bin/python benchmarks/bench_local_recoding.py [--json PATH]
+    python benchmarks/bench_local_recoding.py --arx-data DIR [--json PATH]
+
+benchmarks/README.md ("Data and environments") shows how to lay out the folder from the
+copy a clone holds.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from veil.anonymity.local import anonymize_local
 from veil.anonymity.microaggregation import microaggregate
 from veil.anonymity.models import PrivacyModel
 
-ARX_DIR = Path("/work/shared/data/arx_adult")
+# ARX's Adult folder, set in main() from --arx-data.
+ARX_DIR: Path
 QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",
     "salary-class",
@@ -161,7 +165,16 @@ def microaggregation() -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument(
+        "--arx-data",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="ARX's Adult: adult.csv (; separated) and adult_hierarchy_<attr>.csv",
+    )
     args = parser.parse_args()
+    global ARX_DIR
+    ARX_DIR = args.arx_data
     figures = {"local_recoding": local_recoding(), "microaggregation": microaggregation()}
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=float))

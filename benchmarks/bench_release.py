@@ -29,9 +29,9 @@ Laplace mask (in the AEQD projection the runner builds for a ``centre``, and in 
 zone of the same centre), and a 3-column group-by (region, sex, age: count and mean
 income), with pandas beside Dask threads.
 
-    /work/venv3/bin/python benchmarks/bench_release.py                 # 20M rows
-    /work/venv3/bin/python benchmarks/bench_release.py --rows 1e6 --json out.json
-    /work/venv3/bin/python benchmarks/bench_release.py --engines dask --plans rows
+    python benchmarks/bench_release.py                 # 20M rows
+    python benchmarks/bench_release.py --rows 1e6 --json out.json
+    python benchmarks/bench_release.py --engines dask --plans rows
 
 See benchmarks/README.md for what each figure means.
 """
@@ -59,7 +59,7 @@ import generate
 
 ENGINES = ("pandas", "dask", "dask-local")
 PLANS = ("rows", "kanon")
-DEFAULT_DATA = Path("/tmp/veil-bench-release")
+DEFAULT_DATA = Path(tempfile.gettempdir()) / "veil-bench-release"
 
 AGE_BOUNDS = (16, 100)
 INCOME_BOUNDS = (0.0, 200_000.0)

@@ -29,7 +29,7 @@ trasgoDP lives in the benchmark virtual environment (numpy 2.0, pandas 2.3). vei
 importable there when installed editable (``pip install -e '.[bench]'``); otherwise put
 its sources on the path::
 
-    /work/venv/bin/python benchmarks/bench_sweep.py
+    python benchmarks/bench_sweep.py
     PYTHONPATH=src python benchmarks/bench_sweep.py --runs 10 --peer-runs 3 --json out.json
     python benchmarks/bench_sweep.py --no-peer          # veil only (no trasgoDP needed)
 """

@@ -9,7 +9,7 @@ Three figures, each on a fresh vault in a temporary SQLite file (or on ``--url``
 Each figure is printed beside its target with the ratio (< 1 is within the target).
 
     python benchmarks/bench_vault.py
-    python benchmarks/bench_vault.py --url 'postgresql+psycopg://postgres@/db?host=/tmp/s&port=5432'
+    python benchmarks/bench_vault.py --url 'postgresql+psycopg://postgres@/db?host=SOCKET_DIR&port=5432'
 """
 
 from __future__ import annotations

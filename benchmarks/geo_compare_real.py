@@ -1,11 +1,14 @@
-"""The seed's location privacy/utility comparison on the real data in ../shared/data/geo.
+"""The seed's location privacy/utility comparison on real data (``--data DIR``).
 
 Runs ``veil.geo.compare`` (grid, donut, quadtree cloak, planar Laplace over the seed's
 parameter grids) on Chicago crime reports, NYC taxi pickups and US ZIP centroids (one
 state: the whole country spans more than any local projection holds, and veil refuses
 it), prints each table and writes its two-panel figure.
 
-    python benchmarks/geo_compare_real.py --data ../shared/data/geo --out geo-compare
+    python benchmarks/geo_compare_real.py --data DIR --out geo-compare
+
+``--data`` is a folder holding ``chicago_crime50k.csv.gz`` (the nanocube project's
+Chicago crime sample) and ``us_zipcodes.csv`` (vega-datasets' ZIP centroids).
 """
 
 from __future__ import annotations
@@ -45,7 +48,13 @@ def run(name: str, df: pd.DataFrame, lat: str, lon: str, seed: int, out: Path) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/geo"))
+    parser.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder with chicago_crime50k.csv.gz and us_zipcodes.csv",
+    )
     parser.add_argument("--out", type=Path, default=Path("geo-compare"))
     parser.add_argument("--state", default="MO", help="US state for the ZIP centroids")
     args = parser.parse_args()
