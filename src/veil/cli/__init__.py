@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import release, toolkits
+from veil.cli import keys, release, toolkits
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -66,6 +66,7 @@ app.command("release")(release.release)
 app.command("sweep")(release.sweep)
 app.command("report")(release.report)
 app.command("demo")(release.demo)
+app.add_typer(keys.app, name="key")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
