@@ -7,7 +7,12 @@ they are defined.
 
 from veil.mechanisms.central import NoisyValue, clipped_mean, noisy_count, noisy_histogram
 from veil.mechanisms.cost import Notion, PrivacyCost, PrivacyLedger
-from veil.mechanisms.discrete import sample_discrete_gaussian, sample_discrete_laplace
+from veil.mechanisms.discrete import (
+    MAX_NOISE_SCALE,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+    sample_rounded_gaussian,
+)
 from veil.mechanisms.exponential import Exponential, ExponentialCalibration, ordinal_scores
 from veil.mechanisms.gaussian import (
     Calibration,
@@ -27,6 +32,7 @@ from veil.mechanisms.randomized_response import (
 )
 
 __all__ = [
+    "MAX_NOISE_SCALE",
     "BinaryRandomizedResponse",
     "Calibration",
     "Exponential",
@@ -51,4 +57,5 @@ __all__ = [
     "ordinal_scores",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
+    "sample_rounded_gaussian",
 ]

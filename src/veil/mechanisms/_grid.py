@@ -91,6 +91,12 @@ def make_grid(lower: float, upper: float, *, integer: bool, resolution: float | 
         step = check_positive(resolution, "resolution")
     lo = math.ceil(lo_f / step)
     hi = math.floor(hi_f / step)
+    if max(abs(lo), abs(hi)) > 2**53:
+        raise ParameterError(
+            f"lower_bound, upper_bound: [{lo_f}, {hi_f}] lies {max(abs(lo), abs(hi)):.3g} "
+            f"steps of {step:g} from 0; at most 2^53 are allowed (grid indices must be "
+            "exact in float64 and leave room for the noise in int64)"
+        )
     if hi <= lo:
         raise ParameterError(
             f"lower_bound, upper_bound: [{lo_f}, {hi_f}] holds fewer than two points of "

@@ -10,12 +10,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from veil.errors import ParameterError
 from veil.mechanisms._grid import make_grid
 from veil.mechanisms._validation import check_bounds, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
-from veil.mechanisms.discrete import sample_discrete_laplace
+from veil.mechanisms.discrete import MAX_NOISE_SCALE, sample_discrete_laplace, smallest_epsilon
 
 __all__ = ["NoisyValue", "clipped_mean", "noisy_count", "noisy_histogram"]
+
+
+def _scale(sensitivity: float, epsilon: float, what: str) -> float:
+    """Laplace scale ``sensitivity / ε`` in integer steps, refused above 2^50."""
+    scale = sensitivity / epsilon
+    if scale > MAX_NOISE_SCALE:
+        raise ParameterError(
+            f"epsilon: {epsilon!r} is too small for {what} (sensitivity {sensitivity:g} "
+            f"steps): the noise scale would be {scale:.3g} steps, above the largest "
+            f"supported 2^50; the smallest epsilon allowed here is "
+            f"{smallest_epsilon(lambda e: sensitivity / e):g}"
+        )
+    return scale
 
 
 @dataclass(frozen=True)
@@ -33,9 +47,10 @@ def noisy_count(count: int, epsilon: float, rng: np.random.Generator) -> NoisyVa
     Adding or removing one person changes a count by at most 1.
     """
     eps = check_epsilon(epsilon)
-    noise = int(sample_discrete_laplace(1.0 / eps, 1, rng)[0])
+    scale = _scale(1.0, eps, "a count")
+    noise = int(sample_discrete_laplace(scale, 1, rng)[0])
     cost = PrivacyCost(eps, 0.0, "dp-central", "dataset", "", "noisy count")
-    return NoisyValue(float(int(count) + noise), cost, 1.0 / eps)
+    return NoisyValue(float(int(count) + noise), cost, scale)
 
 
 def noisy_histogram(counts: np.ndarray, epsilon: float, rng: np.random.Generator) -> NoisyValue:
@@ -46,10 +61,11 @@ def noisy_histogram(counts: np.ndarray, epsilon: float, rng: np.random.Generator
     Negative noisy counts are kept (clip them as post-processing if needed).
     """
     eps = check_epsilon(epsilon)
+    scale = _scale(1.0, eps, "a histogram")
     arr = np.asarray(counts, dtype=np.int64)
-    noisy = arr + sample_discrete_laplace(1.0 / eps, arr.size, rng).reshape(arr.shape)
+    noisy = arr + sample_discrete_laplace(scale, arr.size, rng).reshape(arr.shape)
     cost = PrivacyCost(eps, 0.0, "dp-central", "dataset", "", "noisy histogram")
-    return NoisyValue(noisy.astype(np.float64), cost, 1.0 / eps)
+    return NoisyValue(noisy.astype(np.float64), cost, scale)
 
 
 def clipped_mean(
@@ -73,7 +89,8 @@ def clipped_mean(
     grid = make_grid(lo, hi, integer=False, resolution=None)
     indices = grid.snap(np.asarray(values, dtype=np.float64))
     bound = max(abs(grid.lo), abs(grid.hi))
-    total = int(indices.sum()) + int(sample_discrete_laplace(2.0 * bound / eps, 1, rng)[0])
+    sum_scale = _scale(2.0 * bound, eps, f"a sum of values in [{lo}, {hi}]")
+    total = int(indices.sum()) + int(sample_discrete_laplace(sum_scale, 1, rng)[0])
     count = indices.size + int(sample_discrete_laplace(2.0 / eps, 1, rng)[0])
     mean = float(np.clip(total * grid.step / max(count, 1), lo, hi))
     cost = PrivacyCost(eps, 0.0, "dp-central", "dataset", "", "clipped mean")

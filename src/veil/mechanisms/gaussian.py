@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -12,7 +13,12 @@ from veil.errors import ParameterError
 from veil.mechanisms._grid import Grid, make_grid
 from veil.mechanisms._validation import check_delta, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
-from veil.mechanisms.discrete import sample_discrete_gaussian
+from veil.mechanisms.discrete import (
+    MAX_NOISE_SCALE,
+    sample_discrete_gaussian,
+    sample_rounded_gaussian,
+    smallest_epsilon,
+)
 
 __all__ = [
     "Calibration",
@@ -151,15 +157,21 @@ class Gaussian:
     steps of Gaussian noise, so the output carries no floating-point bits of the input
     (Mironov 2012). Two samplers:
 
-    * ``"rounded"`` (default, fastest): ``rint(σ Z)`` with ``Z`` standard normal. On a
-      snapped (integer) value, ``x + rint(σZ) = rint(x + σZ)`` is a post-processing of
-      the continuous Gaussian mechanism, so it inherits its (ε, δ).
+    * ``"rounded"`` (default, fastest): the rounded Gaussian ``rint(σ Z)`` with ``Z``
+      standard normal (not the discrete Gaussian). On a snapped (integer) value,
+      ``x + rint(σZ) = rint(x + σZ)`` is a post-processing of the continuous Gaussian
+      mechanism, so it inherits its (ε, δ); σ is the continuous mechanism's.
     * ``"discrete"``: the discrete Gaussian (Canonne, Kamath and Steinke 2020), sampled
-      by exact rejection; ``σ`` is checked against the discrete Gaussian's own privacy
-      profile and raised if needed.
+      by rejection from a discrete Laplace proposal with double-precision acceptance
+      tests; ``σ`` is checked against the discrete Gaussian's own privacy profile and
+      raised if needed.
+
+    Both samplers draw each output with a probability right to a relative error of
+    about ``2^-50`` at every σ up to ``2^50`` grid steps (see
+    :mod:`veil.mechanisms.discrete`); larger σ is refused.
 
     Guarantee: for inputs ``x, x'`` in the bounds and any set ``S`` of outputs,
-    ``P[M(x) ∈ S] <= e^ε P[M(x') ∈ S] + δ``.
+    ``P[M(x) ∈ S] <= e^ε P[M(x') ∈ S] + δ``, up to that sampling error.
 
     Parameters
     ----------
@@ -179,6 +191,12 @@ class Gaussian:
         Grid step for float data (see :class:`~veil.mechanisms.Laplace`).
     sampler : {"rounded", "discrete"}, default "rounded"
         How integer noise is drawn (see above).
+
+    Raises
+    ------
+    veil.errors.ParameterError
+        For ε, δ, bounds, resolution, calibration or sampler outside their ranges, or a
+        σ of ``2^50`` grid steps or more (the message gives the smallest ε allowed).
     """
 
     def __init__(
@@ -211,13 +229,34 @@ class Gaussian:
         self.integer = bool(integer)
         self.grid: Grid = make_grid(lower, upper, integer=self.integer, resolution=resolution)
         steps = self.grid.sensitivity
-        if calibration == "classic":
-            start = classic_sigma(self.epsilon, self.delta, steps)
-        else:
-            start = analytic_sigma(self.epsilon, self.delta, steps)
-        if sampler == "discrete":
+        sigma_at = self._sigma_function(steps)
+        start = sigma_at(self.epsilon, calibrate_discrete=False)
+        if start < MAX_NOISE_SCALE and sampler == "discrete":
             start = _calibrate_discrete(start, self.epsilon, self.delta, steps)
+        if start >= MAX_NOISE_SCALE:
+            smallest = smallest_epsilon(lambda e: sigma_at(e, calibrate_discrete=True))
+            raise ParameterError(
+                f"epsilon: {self.epsilon!r} (with delta={self.delta!r}) is too small for "
+                f"bounds [{lower}, {upper}] at resolution {self.grid.step:g} ({steps} grid "
+                f"steps): sigma would be {start:.3g} steps, not below the largest supported "
+                f"2^50; the smallest epsilon allowed here is {smallest:g} (or raise delta, "
+                "coarsen resolution, narrow the bounds)"
+            )
         self._sigma_steps = start
+
+    def _sigma_function(self, steps: int) -> Callable[..., float]:
+        """σ in grid steps as a function of ε, for this calibration, δ and sampler."""
+
+        def sigma_at(epsilon: float, *, calibrate_discrete: bool) -> float:
+            if self.calibration == "classic":
+                sigma = classic_sigma(epsilon, self.delta, steps)
+            else:
+                sigma = analytic_sigma(epsilon, self.delta, steps)
+            if calibrate_discrete and self.sampler == "discrete" and sigma < MAX_NOISE_SCALE:
+                sigma = _calibrate_discrete(sigma, epsilon, self.delta, steps)
+            return sigma
+
+        return sigma_at
 
     @property
     def sensitivity(self) -> float:
@@ -288,9 +327,6 @@ class Gaussian:
         if self.sampler == "discrete":
             noise = sample_discrete_gaussian(self._sigma_steps, idx.size, rng)
         else:
-            drawn = rng.standard_normal(idx.size)
-            drawn *= self._sigma_steps
-            np.rint(drawn, out=drawn)
-            noise = drawn.astype(np.int64)
+            noise = sample_rounded_gaussian(self._sigma_steps, idx.size, rng)
         idx += noise.reshape(idx.shape)
         return self.grid.values(idx, self.integer)

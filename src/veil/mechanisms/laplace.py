@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 
+from veil.errors import ParameterError
 from veil.mechanisms._grid import Grid, make_grid
 from veil.mechanisms._validation import check_epsilon
 from veil.mechanisms.cost import PrivacyCost
-from veil.mechanisms.discrete import sample_discrete_laplace
+from veil.mechanisms.discrete import MAX_NOISE_SCALE, sample_discrete_laplace, smallest_epsilon
 
 __all__ = ["Laplace"]
 
@@ -24,9 +25,12 @@ class Laplace:
     step is a power of two (``resolution``) and the output is a multiple of it.
 
     Guarantee: for any two inputs ``x, x'`` in the bounds and any output ``y``,
-    ``P[M(x) = y] <= e^ε P[M(x') = y]`` (Ghosh, Roughgarden and Sundararajan 2009).
-    Because the output is an integer number of grid steps, the floating-point attack
-    on textbook Laplace (Mironov, CCS 2012) does not apply.
+    ``P[M(x) = y] <= e^ε P[M(x') = y]`` (Ghosh, Roughgarden and Sundararajan 2009), up
+    to the sampler's double-precision acceptance tests, which leave each output
+    probability right to a relative error of about ``2^-50`` at every scale (see
+    :mod:`veil.mechanisms.discrete`). Because the output is an integer number of grid
+    steps, the floating-point attack on textbook Laplace (Mironov, CCS 2012) does not
+    apply.
 
     Parameters
     ----------
@@ -39,6 +43,12 @@ class Laplace:
     resolution : float, optional
         Grid step for float data; None picks a power of two with at least 1024 steps
         across the bounds.
+
+    Raises
+    ------
+    veil.errors.ParameterError
+        For ε not finite and > 0, invalid bounds or resolution, or a noise scale
+        ``Δ / ε`` above ``2^50`` grid steps (the message gives the smallest ε allowed).
 
     Examples
     --------
@@ -64,7 +74,16 @@ class Laplace:
         self.epsilon = check_epsilon(epsilon)
         self.integer = bool(integer)
         self.grid: Grid = make_grid(lower, upper, integer=self.integer, resolution=resolution)
-        self._scale_steps = self.grid.sensitivity / self.epsilon
+        steps = self.grid.sensitivity
+        self._scale_steps = steps / self.epsilon
+        if self._scale_steps > MAX_NOISE_SCALE:
+            raise ParameterError(
+                f"epsilon: {self.epsilon!r} is too small for bounds [{lower}, {upper}] at "
+                f"resolution {self.grid.step:g} ({steps} grid steps): the noise scale would be "
+                f"{self._scale_steps:.3g} steps, above the largest supported 2^50; the smallest "
+                f"epsilon allowed here is {smallest_epsilon(lambda e: steps / e):g} (or "
+                "coarsen resolution / narrow the bounds)"
+            )
 
     @property
     def sensitivity(self) -> float:
