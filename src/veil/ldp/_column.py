@@ -188,6 +188,7 @@ def categorical_input(
     :class:`PrivacyLeakWarning` says that this makes the output depend on which
     categories happen to be present.
     """
+    check_domain_argument(domain)
     if isinstance(data, (list, tuple)):
         data = _list_to_array(data)
     dtype = data.dtype
@@ -330,6 +331,32 @@ def record(cost: PrivacyCost, ledger: PrivacyLedger | None) -> None:
         ledger.record(cost)
 
 
-def target_name(column: Any, new_column: bool) -> Any:
-    """``dp_{column}`` for a new column, else the column itself (trasgoDP's naming)."""
-    return f"dp_{column}" if new_column else column
+def target_name(df: pd.DataFrame, column: Any, new_column: bool, overwrite: bool) -> Any:
+    """``dp_{column}`` for a new column, else the column itself (trasgoDP's naming).
+
+    A new column must not replace one the frame already holds unless ``overwrite`` is
+    True: the caller would otherwise lose a column without being told.
+    """
+    if not new_column:
+        return column
+    target = f"dp_{column}"
+    if target in df.columns and not overwrite:
+        raise ParameterError(
+            f"new_column: the frame already has a column {target!r}, which new_column=True "
+            f"would replace; pass overwrite=True to replace it, or rename or drop it first"
+        )
+    return target
+
+
+def check_domain_argument(domain: Any) -> None:
+    """Refuse a bare string or bytes where a sequence of categories is expected.
+
+    ``list("abc")`` is ``["a", "b", "c"]``: a string passed as ``domain=`` would
+    silently become a domain of its characters.
+    """
+    if isinstance(domain, (str, bytes)):
+        raise ParameterError(
+            f"domain: must be a sequence of categories (a list, tuple or array), got the "
+            f"{type(domain).__name__} {domain!r}; write domain=[{domain!r}] for a single "
+            "category"
+        )

@@ -101,6 +101,7 @@ def dp_exponential(
     epsilon: float,
     new_column: bool = False,
     *,
+    overwrite: bool = False,
     domain: ArrayLike | None = None,
     scores: np.ndarray | None = None,
     calibration: ExponentialCalibration = "standard",
@@ -128,9 +129,13 @@ def dp_exponential(
     epsilon : float
         Privacy budget per record, > 0.
     new_column : bool, default False
-        Write to ``dp_{column}`` instead of replacing ``column``.
+        Write to ``dp_{column}`` instead of replacing ``column``. If the frame already
+        has a ``dp_{column}`` column this raises, unless ``overwrite``.
+    overwrite : bool, default False
+        Let ``new_column=True`` replace an existing ``dp_{column}`` column.
     domain : sequence, optional
-        The public categories. Without it they are read from the data, with a
+        The public categories (a list, tuple or array; a bare string is refused).
+        Without them they are read from the data, with a
         :class:`~veil.errors.PrivacyLeakWarning`.
     scores : array of shape (k, k), optional
         Utility of each report for each true category (rows follow ``domain``).
@@ -144,6 +149,7 @@ def dp_exponential(
     pandas.DataFrame
     """
     series = column_of(df, column)
+    target = target_name(df, column, new_column, overwrite)
     values, cost = _exponential(
         series,
         epsilon,
@@ -155,7 +161,7 @@ def dp_exponential(
         rng=rng,
         array=False,
     )
-    return with_column(df, target_name(column, new_column), values, cost, ledger)
+    return with_column(df, target, values, cost, ledger)
 
 
 def dp_exponential_array(
@@ -237,6 +243,7 @@ def dp_randomized_response_binary(
     new_column: bool = False,
     positive_label: Any = None,
     *,
+    overwrite: bool = False,
     domain: ArrayLike | None = None,
     missing: MissingPolicy = "error",
     rng: RngLike = None,
@@ -254,7 +261,8 @@ def dp_randomized_response_binary(
         Column with exactly two categories (in the data, or in ``domain``).
     epsilon : float
         Privacy budget per record, > 0.
-    new_column : bool, default False
+    new_column, overwrite : bool, default False
+        As in :func:`dp_exponential`.
     positive_label : optional
         The category coded 1; must be one of the two categories. The mechanism is
         symmetric, so it only labels the output of :mod:`veil.ldp.estimate`.
@@ -264,6 +272,7 @@ def dp_randomized_response_binary(
         As in :func:`dp_exponential`.
     """
     series = column_of(df, column)
+    target = target_name(df, column, new_column, overwrite)
     values, cost = _randomized_response(
         series,
         epsilon,
@@ -275,7 +284,7 @@ def dp_randomized_response_binary(
         rng=rng,
         array=False,
     )
-    return with_column(df, target_name(column, new_column), values, cost, ledger)
+    return with_column(df, target, values, cost, ledger)
 
 
 def dp_randomized_response_binary_array(
@@ -310,6 +319,7 @@ def dp_randomized_response_kary(
     epsilon: float,
     new_column: bool = False,
     *,
+    overwrite: bool = False,
     domain: ArrayLike | None = None,
     missing: MissingPolicy = "error",
     rng: RngLike = None,
@@ -328,13 +338,15 @@ def dp_randomized_response_kary(
     column : str
         Column with 3 or more categories.
     epsilon : float
-    new_column : bool, default False
+    new_column, overwrite : bool, default False
+        As in :func:`dp_exponential`.
     domain : sequence, optional
         The public categories (else read from the data, with a warning).
     missing, rng, ledger
         As in :func:`dp_exponential`.
     """
     series = column_of(df, column)
+    target = target_name(df, column, new_column, overwrite)
     values, cost = _randomized_response(
         series,
         epsilon,
@@ -346,7 +358,7 @@ def dp_randomized_response_kary(
         rng=rng,
         array=False,
     )
-    return with_column(df, target_name(column, new_column), values, cost, ledger)
+    return with_column(df, target, values, cost, ledger)
 
 
 def dp_randomized_response_kary_array(

@@ -75,6 +75,7 @@ def dp_clip_laplace(
     upper_bound: float,
     new_column: bool = False,
     *,
+    overwrite: bool = False,
     resolution: float | None = None,
     clip_output: bool = True,
     missing: MissingPolicy = "error",
@@ -99,7 +100,10 @@ def dp_clip_laplace(
     lower_bound, upper_bound : float
         Public bounds (domain knowledge, never read from the data).
     new_column : bool, default False
-        Write the result to ``dp_{column}`` instead of replacing ``column``.
+        Write the result to ``dp_{column}`` instead of replacing ``column``. If the
+        frame already has a ``dp_{column}`` column this raises, unless ``overwrite``.
+    overwrite : bool, default False
+        Let ``new_column=True`` replace an existing ``dp_{column}`` column.
     resolution : float, optional
         Grid step for float columns (default: a power of two, >= 1024 steps across
         the bounds).
@@ -125,6 +129,7 @@ def dp_clip_laplace(
         infinite values (veil's errors subclass ``ValueError``).
     """
     series = column_of(df, column)
+    target = target_name(df, column, new_column, overwrite)
     values, mechanism = _apply(
         series,
         "Laplace",
@@ -136,9 +141,7 @@ def dp_clip_laplace(
         missing=missing,
         rng=rng,
     )
-    return with_column(
-        df, target_name(column, new_column), values, mechanism.cost(str(column)), ledger
-    )
+    return with_column(df, target, values, mechanism.cost(str(column)), ledger)
 
 
 def dp_clip_laplace_array(
@@ -183,6 +186,7 @@ def dp_clip_gaussian(
     delta: float = 1e-3,
     new_column: bool = False,
     *,
+    overwrite: bool = False,
     calibration: Calibration = "classic",
     resolution: float | None = None,
     clip_output: bool = True,
@@ -198,7 +202,7 @@ def dp_clip_gaussian(
 
     Parameters
     ----------
-    df, column, epsilon, lower_bound, upper_bound, new_column
+    df, column, epsilon, lower_bound, upper_bound, new_column, overwrite
         As in :func:`dp_clip_laplace`.
     delta : float, default 1e-3
         In (0, 1); trasgoDP's default. Choose it well below 1 / number of records.
@@ -215,6 +219,7 @@ def dp_clip_gaussian(
         calibration.
     """
     series = column_of(df, column)
+    target = target_name(df, column, new_column, overwrite)
     values, mechanism = _apply(
         series,
         "Gaussian",
@@ -232,9 +237,7 @@ def dp_clip_gaussian(
         missing=missing,
         rng=rng,
     )
-    return with_column(
-        df, target_name(column, new_column), values, mechanism.cost(str(column)), ledger
-    )
+    return with_column(df, target, values, mechanism.cost(str(column)), ledger)
 
 
 def dp_clip_gaussian_array(

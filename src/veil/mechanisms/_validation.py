@@ -70,7 +70,15 @@ def check_codes(codes: Any, k: int, name: str = "codes") -> np.ndarray:
 
 
 def unique_labels(domain: Sequence[Any] | np.ndarray, name: str = "domain") -> np.ndarray:
-    """Return the domain as a 1-D array after checking it is non-empty and unique."""
+    """Return the domain as a 1-D array after checking it is non-empty and unique.
+
+    A bare string or bytes is refused (it would otherwise be split into characters).
+    """
+    if isinstance(domain, (str, bytes)):
+        raise ParameterError(
+            f"{name}: must be a sequence of categories, got the {type(domain).__name__} "
+            f"{domain!r}; write [{domain!r}] for a single category"
+        )
     arr = np.asarray(domain, dtype=object) if not isinstance(domain, np.ndarray) else domain
     if arr.ndim != 1 or arr.size == 0:
         raise ParameterError(f"{name}: must be a non-empty 1-D sequence, got {domain!r}")
