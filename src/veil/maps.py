@@ -1,34 +1,47 @@
-"""Interactive and static maps of released locations.
+"""Interactive maps of released locations, written as self-contained HTML pages.
 
-:func:`render_privacy_map` writes an interactive HTML map (folium / Leaflet) of
-released locations: privatized points from :mod:`veil.ldp`, masked points from
-:mod:`veil.geo` (see :func:`veil.geo.maps.location_map` for data frames, and
+:func:`render_privacy_map` writes an interactive map (Leaflet) of released locations:
+privatized points from :mod:`veil.ldp`, masked points from :mod:`veil.geo` (see
+:func:`veil.geo.maps.location_map` for data frames, and
 :func:`veil.geo.maps.neighbourhood_png` for a static before/after figure).
 
-The coordinates are embedded once in the HTML as compact JSON arrays (rounded to
-6 decimals, about 0.1 m) and turned into Leaflet ``circleMarker`` / ``circle`` /
-``polyline`` layers by a short script on one shared ``L.canvas()`` renderer. Writing a
-map therefore costs one JSON encoding per layer rather than one folium object per
-point, and the page stays responsive with 100 000 points. The optional heat map is
-built in the browser from the same array as the released points, so it adds no data
-to the file.
+The page needs no network. Leaflet 1.9.4 and the Leaflet.heat plugin are inlined from
+the pinned copies in ``veil/assets`` (see its ``README.md``), and a
+Content-Security-Policy lets the browser run only those scripts (by their SHA-256),
+load images only from ``data:`` URIs, and connect nowhere. Without ``tiles`` the
+points are drawn on a plain background with a latitude/longitude grid and a scale bar;
+with a ``tiles`` URL template, the page says which server the tiles come from (that
+server learns which area is viewed) and the policy admits that origin only.
+
+The coordinates are embedded once, as compact JSON columns (rounded to 6 decimals,
+about 0.1 m) in a data block, and turned into Leaflet ``circleMarker`` / ``circle`` /
+``polyline`` layers on one shared canvas by the page's script. The page stays
+responsive with 100 000 points. The optional heat map is built in the browser from the
+same columns as the released points, so it adds no data to the file.
 
 Original locations are drawn only when the caller passes them: a published map that
-shows them discloses exactly what the release protects.
+shows them discloses exactly what the release protects. The page title, layer names
+and popups never hold coordinates.
 
 The size of the written file is logged (logger ``"veil.maps"``, level ``INFO``); it
-is also ``os.path.getsize(save_file)``.
+is also :attr:`PrivacyMap.size_bytes`.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import html
 import json
 import logging
 import math
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import re
+import urllib.parse
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -37,76 +50,66 @@ from veil.atomic import write_text_atomic
 from veil.errors import DataTypeError, ParameterError
 from veil.rng import RngLike, resolve_rng
 
-if TYPE_CHECKING:
-    import folium
-    from folium import MacroElement
-
-__all__ = ["render_privacy_map"]
+__all__ = ["PrivacyMap", "render_privacy_map"]
 
 _logger = logging.getLogger(__name__)
-
-_FOLIUM_MISSING = "maps need folium: pip install 'veil[geo]'"
 
 # Coordinates keep 6 decimals (~0.11 m at the equator): finer digits only add bytes.
 _COORD_DECIMALS = 6
 # Radii are drawn in metres; a decimetre is below what a map can show.
 _RADIUS_DECIMALS = 1
-# A single released point has zero-size bounds; without a cap fitBounds zooms to the
-# tile server's maximum.
+# A single released point has zero-size bounds; without a cap fitBounds zooms in to
+# the map's maximum.
 _FIT_MAX_ZOOM = 16
+_MAX_ZOOM = 19
 # Leaflet's sphere (L.CRS.Earth.R): the highlight radius matches its distanceTo.
 _LEAFLET_EARTH_RADIUS_M = 6_371_000.0
+_HEAT_OPTIONS: Final[dict[str, float]] = {"minOpacity": 0.3, "radius": 12, "blur": 15}
 
-# One script per layer. ``d`` holds the layer's columns, ``make`` builds one Leaflet
-# layer from row ``i`` and ``popup`` describes the clicked layer ``l``. The layers are
-# built in one pass and added as one L.featureGroup, so the browser fires a single add
-# event per layer instead of one per point. The columns stay reachable under the
-# element's name, so that the heat map can reuse them.
-_LAYER_SCRIPT = """
-{% macro script(this, kwargs) %}
-var {{ this.get_name() }} = (function () {
-  var d = {{ this.data }};
-  var opts = {{ this.style }};
-  opts.renderer = {{ this.renderer.get_name() }};
-  var n = d.lat.length, layers = new Array(n);
-  for (var i = 0; i < n; i++) { layers[i] = {{ this.make }}; }
-  L.featureGroup(layers)
-    .bindPopup(function (l) { return {{ this.popup }}; })
-    .addTo({{ this._parent.get_name() }});
-  return d;
-})();
-{% endmacro %}
-"""
+# The files of veil/assets that a page inlines, in page order.
+_LEAFLET_JS: Final = "leaflet/leaflet.js"
+_LEAFLET_CSS: Final = "leaflet/leaflet.css"
+_HEAT_JS: Final = "leaflet_heat/leaflet-heat.js"
+_MAP_JS: Final = "veil_map.js"
+_MAP_CSS: Final = "veil_map.css"
+# Source maps are for debugging tools, and a browser's tools would fetch them.
+_SOURCE_MAP = re.compile(r"\n//# sourceMappingURL=\S+\s*$")
+_CSS_IMAGE = re.compile(r"url\(images/([\w.-]+\.png)\)")
 
-_RENDERER_SCRIPT = """
-{% macro script(this, kwargs) %}
-var {{ this.get_name() }} = L.canvas({padding: 0.5});
-{% endmacro %}
-"""
+# Placeholders Leaflet fills in a tile URL template; {s} only as the first host label.
+_TILE_PLACEHOLDERS: Final = frozenset({"s", "z", "x", "y", "r"})
+_HOST = re.compile(r"(?:\{s\}\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*")
 
-# A leaflet.heat layer over the columns of another canvas layer (``this.source``).
-_HEAT_SCRIPT = """
-{% macro script(this, kwargs) %}
-var {{ this.get_name() }} = (function () {
-  var src = {{ this.source.get_name() }};
-  var n = src.lat.length, pts = new Array(n);
-  for (var i = 0; i < n; i++) { pts[i] = [src.lat[i], src.lon[i]]; }
-  return L.heatLayer(pts, {{ this.options|tojavascript }});
-})();
-{% endmacro %}
-"""
 
-_POINT_JS = "L.circleMarker([d.lat[i], d.lon[i]], opts)"
-_CIRCLE_JS = "L.circle([d.lat[i], d.lon[i]], L.extend({radius: d.r[i]}, opts))"
-_LINE_JS = "L.polyline([[d.lat[i], d.lon[i]], [d.lat_dp[i], d.lon_dp[i]]], opts)"
+@dataclass(frozen=True)
+class PrivacyMap:
+    """The map page :func:`render_privacy_map` wrote.
 
-_POINT_POPUP_JS = (
-    "'{label}: (' + l.getLatLng().lat.toFixed(6) + ', ' + l.getLatLng().lng.toFixed(6) + ')'"
-)
-_CIRCLE_POPUP_JS = "'Perturbation radius: ' + l.getRadius().toFixed(0) + ' m'"
-_LINE_POPUP_JS = (
-    "'Displacement: ' + l.getLatLngs()[0].distanceTo(l.getLatLngs()[1]).toFixed(0) + ' m'"
-)
+    Attributes
+    ----------
+    path : str
+        The HTML file.
+    centre : tuple of float
+        ``(lat, lon)`` mean of the drawn released points, in degrees; ``(0.0, 0.0)``
+        when none is finite (the page then shows the world).
+    bounds : tuple of two (lat, lon) tuples, or None
+        South-west and north-east corners of the released points, which the view is
+        fitted to; ``None`` when no released point is finite.
+    layers : tuple of str
+        Names of the layers in the page's layer control, in order.
+    tiles : str or None
+        The tile URL template the page fetches its base map from, or ``None`` for a
+        page that fetches nothing.
+    size_bytes : int
+        Size of the written file.
+    """
+
+    path: str
+    centre: tuple[float, float]
+    bounds: tuple[tuple[float, float], tuple[float, float]] | None
+    layers: tuple[str, ...]
+    tiles: str | None
+    size_bytes: int
 
 
 def render_privacy_map(
@@ -118,26 +121,29 @@ def render_privacy_map(
     lat: npt.ArrayLike | None = None,
     lon: npt.ArrayLike | None = None,
     max_detail_points: int = 2000,
-    tiles: str = "OpenStreetMap",
+    tiles: str | None = None,
     heatmap: bool = False,
     displacement_sample: int | None = None,
     highlight: int | None = None,
     released_label: str = "Privatized",
     rng: RngLike = None,
-) -> folium.Map:
-    """Draw released locations on an interactive map and save it as HTML.
+) -> PrivacyMap:
+    """Draw released locations on an interactive map and save it as self-contained HTML.
 
     The map draws the released (privatized or masked) points in red. Only when the
     caller passes the original ``lat`` and ``lon`` does it also draw the original
     points in blue and, for some records, the perturbation radius around the original
     point and a line from the original to the released point. A layer control toggles
-    the layers. The view is centred on the mean of the released points and fitted to
-    their bounding box, so the originals do not steer it.
+    the layers. The view is fitted to the bounding box of the released points, so the
+    originals do not steer it.
 
     Drawing adds no noise and spends no privacy budget. A map drawn from released
     points alone discloses nothing beyond the release; passing ``lat``/``lon``
     embeds the original locations in the file, which must then be kept as private
-    as the raw data.
+    as the raw data (the page then says so at the top).
+
+    The page loads nothing from the network unless ``tiles`` is given: scripts and
+    styles are inline, and its Content-Security-Policy forbids every other source.
 
     Parameters
     ----------
@@ -159,12 +165,19 @@ def render_privacy_map(
         displacement line, when ``displacement_sample`` is ``None``. Points beyond
         it are drawn as points only, which keeps the file small and the browser
         responsive.
-    tiles : str, default "OpenStreetMap"
-        Base map tiles, any name :class:`folium.Map` accepts.
+    tiles : str, optional
+        URL template of a base map's tiles, such as
+        ``"https://tile.openstreetmap.org/{z}/{x}/{y}.png"`` (``http`` or ``https``;
+        placeholders ``{z}``, ``{x}``, ``{y}``, ``{r}`` and ``{s}``, the last only as
+        the first label of the host). The viewer's browser then fetches tiles from
+        that server, which learns which area is viewed; the page says so, and its
+        Content-Security-Policy admits images from that origin only. Default: no
+        tiles, a plain background with a latitude/longitude grid, and no request at
+        all.
     heatmap : bool, default False
-        Add a heat-map layer of the released points (``folium.plugins.HeatMap``,
-        built in the browser from the released points' array, so the coordinates are
-        embedded once), listed in the layer control.
+        Add a heat-map layer of the released points (Leaflet.heat, built in the
+        browser from the released points' columns, so the coordinates are embedded
+        once), off at first and listed in the layer control.
     displacement_sample : int, optional
         Draw the displacement lines (and radius circles, with ``radius_m``) for a
         random sample of this many records (``>= 0``; all of them when fewer have
@@ -177,32 +190,30 @@ def render_privacy_map(
         record when given and finite, else the length of its displacement) and its
         displacement line, in their own layer. Needs the originals.
     released_label : str, default "Privatized"
-        Word for the released points in layer names and popups (``"Masked"`` for
-        :mod:`veil.geo`).
+        Word for the released points in the title, layer names and popups
+        (``"Masked"`` for :mod:`veil.geo`).
     rng : None, int or numpy.random.Generator
         Source of the displacement sample (see :mod:`veil.rng`); unused otherwise.
 
     Returns
     -------
-    folium.Map
-        The map that was written to ``save_file``. The file's size is logged at
-        ``INFO`` level on the ``"veil.maps"`` logger and is
-        ``os.path.getsize(save_file)``.
+    PrivacyMap
+        What was written to ``save_file``: its path, centre, bounds, layer names,
+        tiles and size. The size is also logged at ``INFO`` level on the
+        ``"veil.maps"`` logger.
 
     Raises
     ------
     ParameterError
         If ``save_file`` does not end in ``".html"`` (checked before anything
-        else, and nothing is written), if only one of ``lat``/``lon`` is given, if
-        the arrays are not one-dimensional with equal lengths, if
-        ``max_detail_points`` or ``displacement_sample`` is not a non-negative
-        integer, if ``displacement_sample > 0`` or ``highlight`` is given without
-        the originals, or if ``highlight`` is not the position of a record with
-        finite original and released coordinates. Nothing is written.
+        else, and nothing is written), if ``tiles`` is not such a URL template, if
+        only one of ``lat``/``lon`` is given, if the arrays are not one-dimensional
+        with equal lengths, if ``max_detail_points`` or ``displacement_sample`` is
+        not a non-negative integer, if ``displacement_sample > 0`` or ``highlight``
+        is given without the originals, or if ``highlight`` is not the position of a
+        record with finite original and released coordinates. Nothing is written.
     DataTypeError
         If an array cannot be converted to floating point.
-    ImportError
-        If folium (the optional extra ``veil[geo]``) is not installed.
 
     Notes
     -----
@@ -210,11 +221,12 @@ def render_privacy_map(
     record with a missing released location is absent from the red layer but its
     original point can still be drawn, and a circle or line is drawn only when all
     of its inputs (including the radius, for circles) are finite. With no finite
-    released point the map is centred at (0, 0) at world zoom.
+    released point the map shows the world, centred at (0, 0).
 
     Coordinates are rounded to 6 decimals (about 0.1 m) and radii to 0.1 m in the
-    HTML. With 100 000 released points and originals the file is about 4.5 MB; the
-    heat map adds no data.
+    HTML. The inlined Leaflet adds about 150 kB; with 100 000 released points and
+    originals the file is about 4.5 MB; the heat map adds its 5 kB plugin and no
+    data.
 
     Examples
     --------
@@ -222,18 +234,16 @@ def render_privacy_map(
     >>> import numpy as np
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "release_map.html"
     >>> lat_dp, lon_dp = np.array([40.4168, 40.4170]), np.array([-3.7038, -3.7040])
-    >>> fmap = render_privacy_map(lat_dp, lon_dp, None, out, heatmap=True)
+    >>> page = render_privacy_map(lat_dp, lon_dp, None, out, heatmap=True)
+    >>> page.layers
+    ('Privatized locations', 'Heat map of privatized locations')
     >>> "40.4168" in out.read_text(encoding="utf-8")
     True
     """
     path = os.fspath(save_file)
     if not isinstance(path, str) or not path.endswith(".html"):
         raise ParameterError(f"save_file must be a path ending in '.html', got {save_file!r}.")
-
-    try:
-        import folium
-    except ImportError as exc:
-        raise ImportError(_FOLIUM_MISSING) from exc
+    tile_origin = None if tiles is None else _tile_origin(tiles)
 
     if (lat is None) != (lon is None):
         raise ParameterError(
@@ -274,43 +284,10 @@ def render_privacy_map(
         highlighted = _highlight_columns(highlight, y, x, y_dp, x_dp, radius)
 
     released = released_label.strip() or "Released"
-    shown = np.isfinite(y_dp) & np.isfinite(x_dp)
-    if shown.any():
-        y_shown, x_shown = y_dp[shown], x_dp[shown]
-        fmap = folium.Map(location=[float(y_shown.mean()), float(x_shown.mean())], tiles=tiles)
-        fmap.fit_bounds(
-            [
-                [float(y_shown.min()), float(x_shown.min())],
-                [float(y_shown.max()), float(x_shown.max())],
-            ],
-            max_zoom=_FIT_MAX_ZOOM,
-        )
-    else:
-        fmap = folium.Map(location=[0.0, 0.0], zoom_start=2, tiles=tiles)
+    overlays: list[dict[str, Any]] = []
 
-    canvas_renderer, canvas_layer, heat_layer = _element_types()
-    renderer = canvas_renderer()
-    fmap.add_child(renderer)
-
-    def add_layer(
-        name: str,
-        columns: dict[str, npt.NDArray[np.float64]],
-        style: dict[str, Any],
-        make: str,
-        popup: str,
-        group: folium.FeatureGroup | None = None,
-    ) -> MacroElement:
-        keep = np.logical_and.reduce([np.isfinite(c) for c in columns.values()])
-        data = {
-            k: np.round(c[keep], _RADIUS_DECIMALS if k == "r" else _COORD_DECIMALS).tolist()
-            for k, c in columns.items()
-        }
-        layer = canvas_layer(json.dumps(data), json.dumps(style), renderer, make, popup)
-        if group is None:
-            group = folium.FeatureGroup(name=name)
-            fmap.add_child(group)
-        group.add_child(layer)
-        return layer
+    def overlay(name: str, *parts: dict[str, Any]) -> None:
+        overlays.append({"name": name, "show": True, "parts": list(parts)})
 
     if y is not None and x is not None:
         detail: slice | npt.NDArray[np.intp]
@@ -322,66 +299,218 @@ def render_privacy_map(
             draw_detail = detail.size > 0
         if draw_detail:
             if radius is not None:
-                add_layer(
+                overlay(
                     "Perturbation radius",
-                    {"lat": y[detail], "lon": x[detail], "r": radius[detail]},
-                    {"color": "gray", "weight": 1, "opacity": 0.5, "fill": False},
-                    _CIRCLE_JS,
-                    _CIRCLE_POPUP_JS,
+                    _part(
+                        "circle",
+                        {"lat": y[detail], "lon": x[detail], "r": radius[detail]},
+                        {"color": "gray", "weight": 1, "opacity": 0.5, "fill": False},
+                    ),
                 )
-            add_layer(
+            overlay(
                 f"Original to {released.lower()}",
-                {
-                    "lat": y[detail],
-                    "lon": x[detail],
-                    "lat_dp": y_dp[detail],
-                    "lon_dp": x_dp[detail],
-                },
-                {"color": "black", "weight": 1, "opacity": 0.6},
-                _LINE_JS,
-                _LINE_POPUP_JS,
+                _part(
+                    "line",
+                    {
+                        "lat": y[detail],
+                        "lon": x[detail],
+                        "lat_dp": y_dp[detail],
+                        "lon_dp": x_dp[detail],
+                    },
+                    {"color": "black", "weight": 1, "opacity": 0.6},
+                ),
             )
-        add_layer(
+        overlay(
             "Original locations",
-            {"lat": y, "lon": x},
-            _point_style("blue"),
-            _POINT_JS,
-            _POINT_POPUP_JS.format(label="Original"),
+            _part("point", {"lat": y, "lon": x}, _point_style("blue"), "Original location"),
         )
-    released_layer = add_layer(
+    overlay(
         f"{released} locations",
-        {"lat": y_dp, "lon": x_dp},
-        _point_style("red"),
-        _POINT_JS,
-        _POINT_POPUP_JS.format(label=released),
+        _part("point", {"lat": y_dp, "lon": x_dp}, _point_style("red"), f"{released} location"),
     )
     if heatmap:
-        fmap.add_child(heat_layer(released_layer, f"Heat map of {released.lower()} locations"))
+        overlays.append(
+            {
+                "name": f"Heat map of {released.lower()} locations",
+                "show": False,
+                "parts": [],
+                "heat": {"source": len(overlays) - 1, "options": _HEAT_OPTIONS},
+            }
+        )
     if highlighted is not None:
-        group = folium.FeatureGroup(name="Highlighted point")
-        fmap.add_child(group)
         style = {"color": "orange", "weight": 3, "opacity": 0.9}
-        add_layer(
-            "",
-            {k: highlighted[k] for k in ("lat", "lon", "r")},
-            {**style, "fill": True, "fillOpacity": 0.1},
-            _CIRCLE_JS,
-            _CIRCLE_POPUP_JS,
-            group,
+        overlay(
+            "Highlighted point",
+            _part(
+                "circle",
+                {k: highlighted[k] for k in ("lat", "lon", "r")},
+                {**style, "fill": True, "fillOpacity": 0.1},
+            ),
+            _part("line", {k: highlighted[k] for k in ("lat", "lon", "lat_dp", "lon_dp")}, style),
         )
-        add_layer(
-            "",
-            {k: highlighted[k] for k in ("lat", "lon", "lat_dp", "lon_dp")},
-            style,
-            _LINE_JS,
-            _LINE_POPUP_JS,
-            group,
-        )
-    folium.LayerControl(collapsed=False).add_to(fmap)
 
-    write_text_atomic(path, fmap.get_root().render())
-    _logger.info("wrote %s (%d bytes)", path, os.path.getsize(path))
-    return fmap
+    shown = np.isfinite(y_dp) & np.isfinite(x_dp)
+    centre = (0.0, 0.0)
+    bounds = None
+    if shown.any():
+        y_shown, x_shown = y_dp[shown], x_dp[shown]
+        centre = (float(y_shown.mean()), float(x_shown.mean()))
+        bounds = (
+            (float(y_shown.min()), float(x_shown.min())),
+            (float(y_shown.max()), float(x_shown.max())),
+        )
+    spec = {
+        "centre": centre,
+        "bounds": bounds,
+        "fitMaxZoom": _FIT_MAX_ZOOM,
+        "maxZoom": _MAX_ZOOM,
+        "tiles": tiles,
+        "overlays": overlays,
+    }
+    notices = []
+    if has_original:
+        notices.append(
+            (
+                "veil-warning",
+                "This map shows original locations: keep it as private as the raw data "
+                "and do not publish it.",
+            )
+        )
+    if tile_origin is not None:
+        notices.append(
+            (
+                "veil-warning",
+                f"The base map is fetched from {tile_origin}: that server learns which "
+                "area is viewed, and from where.",
+            )
+        )
+    else:
+        notices.append(
+            ("", "No base map: the points are drawn on a latitude/longitude grid, offline.")
+        )
+
+    page = _page(f"{released} locations", spec, notices, heatmap, tile_origin)
+    write_text_atomic(path, page)
+    size = os.path.getsize(path)
+    _logger.info("wrote %s (%d bytes)", path, size)
+    return PrivacyMap(
+        path=path,
+        centre=centre,
+        bounds=bounds,
+        layers=tuple(o["name"] for o in overlays),
+        tiles=tiles,
+        size_bytes=size,
+    )
+
+
+def _part(
+    kind: str,
+    columns: dict[str, npt.NDArray[np.float64]],
+    style: dict[str, Any],
+    label: str = "",
+) -> dict[str, Any]:
+    """One kind of Leaflet layer drawn from JSON columns, without non-finite rows."""
+    keep = np.logical_and.reduce([np.isfinite(c) for c in columns.values()])
+    data = {
+        k: np.round(c[keep], _RADIUS_DECIMALS if k == "r" else _COORD_DECIMALS).tolist()
+        for k, c in columns.items()
+    }
+    return {"kind": kind, "style": style, "label": label, "data": data}
+
+
+def _tile_origin(tiles: Any) -> str:
+    """The origin (``scheme://host[:port]``, ``*.`` for ``{s}``) of a tile URL template."""
+    allowed = (
+        "a URL template such as 'https://tile.example.org/{z}/{x}/{y}.png' (http or "
+        "https, with {z}, {x} and {y}; {s} only as the first label of the host)"
+    )
+    if not isinstance(tiles, str):
+        raise ParameterError(f"tiles must be {allowed} or None, got {tiles!r}.")
+    parts = urllib.parse.urlsplit(tiles)
+    host, _, port = parts.netloc.rpartition(":") if ":" in parts.netloc else (parts.netloc, "", "")
+    placeholders = set(re.findall(r"\{([^{}]*)\}", tiles))
+    path_placeholders = set(re.findall(r"\{([^{}]*)\}", parts.path + parts.query))
+    if (
+        parts.scheme not in ("http", "https")
+        or not _HOST.fullmatch(host)
+        or (port and not port.isdigit())
+        or not placeholders <= _TILE_PLACEHOLDERS
+        or not {"z", "x", "y"} <= path_placeholders
+        or "s" in path_placeholders
+        or any(c in tiles for c in " \t\r\n\"'<>;,\\")
+    ):
+        raise ParameterError(f"tiles must be {allowed}, got {tiles!r}.")
+    origin_host = "*." + host.removeprefix("{s}.") if host.startswith("{s}.") else host
+    return f"{parts.scheme}://{origin_host.lower()}" + (f":{port}" if port else "")
+
+
+def _page(
+    title: str,
+    spec: dict[str, Any],
+    notices: list[tuple[str, str]],
+    heatmap: bool,
+    tile_origin: str | None,
+) -> str:
+    """The HTML page: inline assets, the data block and a hash-based CSP."""
+    scripts = [_script(_LEAFLET_JS), *([_script(_HEAT_JS)] if heatmap else []), _script(_MAP_JS)]
+    style = _leaflet_css() + _text_asset(_MAP_CSS)
+    # Nothing but "<" can end a data block early; escaping it keeps the JSON valid.
+    data = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+    policy = "; ".join(
+        [
+            "default-src 'none'",
+            "script-src " + " ".join(_csp_hash(s) for s in scripts),
+            f"style-src {_csp_hash(style)}",
+            "img-src data:" + (f" {tile_origin}" if tile_origin else ""),
+            "base-uri 'none'",
+            "form-action 'none'",
+        ]
+    )
+    banner = "".join(
+        f'<div class="veil-notice {cls}" role="note">{html.escape(text)}</div>'
+        for cls, text in notices
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>{html.escape(title)}</title><style>{style}</style></head><body>"
+        f'{banner}<div id="veil-map"></div>'
+        f'<script type="application/json" id="veil-map-data">{data}</script>'
+        + "".join(f"<script>{s}</script>" for s in scripts)
+        + "</body></html>\n"
+    )
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+@functools.cache
+def _asset_bytes(name: str) -> bytes:
+    return resources.files("veil").joinpath("assets", *name.split("/")).read_bytes()
+
+
+def _text_asset(name: str) -> str:
+    # The HTML parser turns CR LF into LF before the CSP hash is checked.
+    return _asset_bytes(name).decode("utf-8").replace("\r\n", "\n")
+
+
+@functools.cache
+def _script(name: str) -> str:
+    return _SOURCE_MAP.sub("\n", _text_asset(name))
+
+
+@functools.cache
+def _leaflet_css() -> str:
+    def data_uri(match: re.Match[str]) -> str:
+        image = base64.b64encode(_asset_bytes(f"leaflet/images/{match.group(1)}"))
+        return f"url(data:image/png;base64,{image.decode('ascii')})"
+
+    return _CSS_IMAGE.sub(data_uri, _text_asset(_LEAFLET_CSS))
 
 
 def _check_count(value: Any, name: str) -> None:
@@ -454,61 +583,6 @@ def _haversine_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
         + math.cos(phi1) * math.cos(phi2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
     )
     return 2 * _LEAFLET_EARTH_RADIUS_M * math.asin(math.sqrt(min(1.0, a)))
-
-
-@functools.cache
-def _element_types() -> tuple[
-    Callable[[], MacroElement],
-    Callable[[str, str, MacroElement, str, str], MacroElement],
-    Callable[[MacroElement, str], MacroElement],
-]:
-    """Return the renderer, layer and heat-map element types, built on first use.
-
-    They subclass folium's elements, so they cannot be defined at import time
-    without making folium a hard dependency.
-    """
-    from folium import MacroElement
-    from folium.plugins import HeatMap
-    from folium.template import Template
-
-    class CanvasRenderer(MacroElement):
-        """One ``L.canvas()`` renderer shared by every layer of the map."""
-
-        _template = Template(_RENDERER_SCRIPT)
-
-        def __init__(self) -> None:
-            super().__init__()  # type: ignore[no-untyped-call]
-            self._name = "CanvasRenderer"
-
-    class CanvasLayer(MacroElement):
-        """Leaflet layers built in the browser from JSON columns (see ``_LAYER_SCRIPT``)."""
-
-        _template = Template(_LAYER_SCRIPT)
-
-        def __init__(
-            self, data: str, style: str, renderer: MacroElement, make: str, popup: str
-        ) -> None:
-            super().__init__()  # type: ignore[no-untyped-call]
-            self._name = "CanvasLayer"
-            self.data = data
-            self.style = style
-            self.renderer = renderer
-            self.make = make
-            self.popup = popup
-
-    class SharedHeatMap(HeatMap):
-        """A ``HeatMap`` drawn from the columns of a :class:`CanvasLayer` (no copy)."""
-
-        _template = Template(_HEAT_SCRIPT)
-
-        def __init__(self, source: MacroElement, name: str) -> None:
-            super().__init__(  # type: ignore[no-untyped-call]
-                [], name=name, min_opacity=0.3, radius=12, blur=15
-            )
-            self._name = "SharedHeatMap"
-            self.source = source
-
-    return CanvasRenderer, CanvasLayer, SharedHeatMap
 
 
 def _point_style(color: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import folium  # noqa: F401  # the test extra installs it; a missing one fails
 import matplotlib  # noqa: F401  # the test extra installs it; a missing one fails
 import numpy as np
 import pandas as pd
@@ -17,7 +16,7 @@ import pyproj  # noqa: F401  # the test extra installs it; a missing one fails
 import pytest
 
 from veil.errors import ColumnError, ParameterError, PrivacyWarning
-from veil.geo import jitter
+from veil.geo import jitter, projection_at
 from veil.geo.maps import location_map, neighbourhood_png
 
 ORIGINAL_LAT = 40.123457
@@ -35,12 +34,31 @@ def _frames(n: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
         }
     )
     original.loc[0, ["lat", "lon"]] = [ORIGINAL_LAT, ORIGINAL_LON]
-    masked = jitter(original, "lat", "lon", 200.0, rng=np.random.default_rng(seed + 1))
+    masked = jitter(
+        original,
+        "lat",
+        "lon",
+        200.0,
+        rng=np.random.default_rng(seed + 1),
+        projection=projection_at(40.4, -3.7),  # public: the fixture's centre
+    )
     return original, masked
 
 
+def _spec(html: str) -> dict[str, Any]:
+    (block,) = re.findall(
+        r'<script type="application/json" id="veil-map-data">(.*?)</script>', html, re.S
+    )
+    spec: dict[str, Any] = json.loads(block)
+    return spec
+
+
 def _layer_data(html: str) -> list[dict[str, list[float]]]:
-    return [json.loads(m) for m in re.findall(r"var d = (\{.*?\});", html)]
+    return [part["data"] for o in _spec(html)["overlays"] for part in o["parts"]]
+
+
+def _layer_names(html: str) -> list[str]:
+    return [o["name"] for o in _spec(html)["overlays"]]
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -64,8 +82,8 @@ def test_map_draws_masked_points_and_heat_map_by_default(tmp_path: Path) -> None
     (points,) = _layer_data(html)
     assert len(points["lat"]) == 200
     assert points["lat"][0] == round(float(masked.loc[0, "lat"]), 6)
-    assert "Masked locations" in html
-    assert "L.heatLayer" in html
+    assert _layer_names(html) == ["Masked locations", "Heat map of masked locations"]
+    assert _spec(html)["tiles"] is None
     assert list(tmp_path.iterdir()) == [out]
 
 
@@ -75,14 +93,16 @@ def test_originals_not_in_the_html_by_default(tmp_path: Path) -> None:
     location_map(original, masked, "lat", "lon", out)
     html = out.read_text(encoding="utf-8")
     assert str(ORIGINAL_LAT) not in html and str(ORIGINAL_LON) not in html
-    assert "Original locations" not in html
+    assert "Original locations" not in _layer_names(html)
 
 
 def test_heat_map_can_be_left_out(tmp_path: Path) -> None:
     original, masked = _frames(50)
     out = tmp_path / "map.html"
     location_map(original, masked, "lat", "lon", out, heatmap=False)
-    assert "L.heatLayer" not in out.read_text(encoding="utf-8")
+    html = out.read_text(encoding="utf-8")
+    assert _layer_names(html) == ["Masked locations"]
+    assert "L.heatLayer=" not in html  # nor the plugin
 
 
 def test_show_original_warns_and_draws_them(tmp_path: Path) -> None:
@@ -92,8 +112,13 @@ def test_show_original_warns_and_draws_them(tmp_path: Path) -> None:
         location_map(original, masked, "lat", "lon", out, show_original=True)
     html = out.read_text(encoding="utf-8")
     assert str(ORIGINAL_LAT) in html
-    assert "Original locations" in html
-    assert "Original to masked" not in html  # no lines unless a sample is asked for
+    # no lines unless a sample is asked for
+    assert _layer_names(html) == [
+        "Original locations",
+        "Masked locations",
+        "Heat map of masked locations",
+    ]
+    assert "keep it as private as the raw data" in html  # the page says so
 
 
 def test_displacement_sample_and_highlight(tmp_path: Path) -> None:
@@ -117,7 +142,7 @@ def test_displacement_sample_and_highlight(tmp_path: Path) -> None:
     assert circle["lat"] == [ORIGINAL_LAT] and circle["lon"] == [ORIGINAL_LON]
     assert 0.0 < circle["r"][0] <= 200.5  # a jitter of at most 200 m
     assert highlight_line["lat_dp"] == [round(float(masked.loc[0, "lat"]), 6)]
-    assert "Highlighted point" in html
+    assert _layer_names(html)[-1] == "Highlighted point"
 
 
 @pytest.mark.parametrize(
@@ -259,7 +284,14 @@ def test_default_centre_is_the_densest_area(tmp_path: Path) -> None:
     lat = np.concatenate([40.4 + gen.uniform(-0.2, 0.2, 200), 40.5 + gen.normal(0, 0.002, 300)])
     lon = np.concatenate([-3.7 + gen.uniform(-0.3, 0.3, 200), -3.46 + gen.normal(0, 0.002, 300)])
     original = pd.DataFrame({"lat": lat, "lon": lon})
-    masked = jitter(original, "lat", "lon", 100.0, rng=np.random.default_rng(3))
+    masked = jitter(
+        original,
+        "lat",
+        "lon",
+        100.0,
+        rng=np.random.default_rng(3),
+        projection=projection_at(40.45, -3.6),
+    )
     out = tmp_path / "fig.svg"
     with pytest.warns(PrivacyWarning):
         neighbourhood_png(original, masked, "lat", "lon", out, radius_m=1000)

@@ -3,12 +3,13 @@
 * :func:`location_map` draws the masked points of a :mod:`veil.geo` mask on an
   interactive map (see :func:`veil.maps.render_privacy_map`), with an optional heat map
   and, only on request, the originals, a sample of displacement lines and the radius
-  of one chosen point. Usable with 100 000 points (canvas drawing; the file size is
-  logged and is ``os.path.getsize(save_file)``).
+  of one chosen point. The page is self-contained and fetches nothing unless base-map
+  ``tiles`` are asked for. Usable with 100 000 points (canvas drawing; the file size
+  is logged and is ``os.path.getsize(save_file)``).
 * :func:`neighbourhood_png` draws one neighbourhood before and after masking, in
   projected metres, as a PNG (or SVG) for reports.
 
-Both need the ``geo`` extra (folium for the map, pyproj and matplotlib for the figure).
+The figure needs the ``geo`` extra (pyproj and matplotlib); the map needs nothing extra.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,11 +26,8 @@ from veil.atomic import write_atomic
 from veil.errors import DataTypeError, ParameterError, PrivacyWarning
 from veil.geo._frame import _column
 from veil.geo.projection import check_coordinates, projection_at
-from veil.maps import render_privacy_map
+from veil.maps import PrivacyMap, render_privacy_map
 from veil.rng import RngLike
-
-if TYPE_CHECKING:
-    import folium
 
 __all__ = ["location_map", "neighbourhood_png"]
 
@@ -51,9 +49,14 @@ def location_map(
     displacement_sample: int = 0,
     highlight: int | None = None,
     rng: RngLike = None,
-    tiles: str = "OpenStreetMap",
-) -> folium.Map:
-    """Write an interactive HTML map of masked locations; returns the folium map.
+    tiles: str | None = None,
+) -> PrivacyMap:
+    """Write a self-contained interactive HTML map of masked locations.
+
+    The page inlines everything it needs (pinned Leaflet and Leaflet.heat) under a
+    Content-Security-Policy, and fetches nothing unless ``tiles`` is given. Neither
+    its title nor its popups hold coordinates; the original locations are in the
+    file only with ``show_original=True``.
 
     Parameters
     ----------
@@ -79,19 +82,24 @@ def location_map(
         as a circle around its original point. Needs ``show_original=True``.
     rng : None, int or numpy.random.Generator
         Source of the displacement sample (see :mod:`veil.rng`).
-    tiles : str, default "OpenStreetMap"
-        Base map tiles.
+    tiles : str, optional
+        URL template of base-map tiles, such as
+        ``"https://tile.openstreetmap.org/{z}/{x}/{y}.png"``; the viewer's browser
+        then fetches them from that server, which learns which area is viewed (the
+        page says so). Default: no tiles and no network request; the points are
+        drawn on a latitude/longitude grid.
 
     Returns
     -------
-    folium.Map
-        The map written to ``save_file`` (its size is ``os.path.getsize(save_file)``
-        and is logged on the ``"veil.maps"`` logger).
+    veil.maps.PrivacyMap
+        What was written to ``save_file``: path, centre, bounds, layer names, tiles
+        and size (also logged on the ``"veil.maps"`` logger).
 
     Raises
     ------
     ParameterError
-        Bad ``save_file`` suffix (checked first), frames of different lengths or
+        Bad ``save_file`` suffix (checked first), a ``tiles`` value that is not a
+        tile URL template, frames of different lengths or
         indexes, a missing column, ``displacement_sample`` or ``highlight`` without
         ``show_original=True`` (see :func:`veil.maps.render_privacy_map` for the
         rest). Nothing is written.
