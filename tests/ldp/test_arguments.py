@@ -125,3 +125,11 @@ def test_overwrite_replaces_the_existing_column_without_touching_the_input(
     assert not (out[f"dp_{column}"].astype(str) == "x").any()
     assert not (out[f"dp_{column}"].astype(str) == "-1").any()
     pd.testing.assert_series_equal(out[column], df[column])
+
+
+@pytest.mark.parametrize("sampler", ["rounded", "discrete"])
+def test_dp_clip_gaussian_names_the_sampler_it_used(sampler: Any) -> None:
+    # dp_clip_gaussian said "discrete Gaussian" while drawing the rounded one; the
+    # recorded cost now names the sampler, and sampler="discrete" is available.
+    out = dp_clip_gaussian(_frame(), "age", 0.5, 0, 100, 1e-5, sampler=sampler, rng=_gen(2))
+    assert f"gaussian (classic, {sampler}," in out.attrs["veil.privacy"][-1]["mechanism"]

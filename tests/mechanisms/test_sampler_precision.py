@@ -20,10 +20,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from veil.errors import ParameterError
+from veil.errors import ParameterError, PrivacyWarning
 from veil.mechanisms import (
+    BinaryRandomizedResponse,
+    Exponential,
     Gaussian,
     Laplace,
+    RandomizedResponse,
     clipped_mean,
     noisy_count,
     noisy_histogram,
@@ -220,3 +223,37 @@ def test_grid_far_from_zero_is_refused() -> None:
     # Grid indices beyond 2^53 are not exact in float64 and leave no room for noise.
     with pytest.raises(ParameterError, match="2\\^53"):
         Laplace(1.0, 2**60, 2**60 + 1024, integer=True)
+
+
+# --- categorical channels with probabilities below what 53-bit draws realize ---------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda e: RandomizedResponse(e, 4),
+        lambda e: BinaryRandomizedResponse(e),
+        lambda e: Exponential(2 * e, 4),
+        lambda e: Exponential(e, 4, calibration="full"),
+    ],
+    ids=["kary", "binary", "exponential", "exponential-full"],
+)
+def test_categorical_channels_warn_when_probabilities_cannot_be_realized(build: Any) -> None:
+    # At ε = 40 the other categories have probability about e^-40 = 4e-18 < 2^-53:
+    # they round to 0 and the input is released unchanged, while ε = 40 is recorded.
+    with pytest.warns(PrivacyWarning, match=r"epsilon: .* below 2\^-40"):
+        build(40.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build(20.0)
+        build(1e-30)  # probabilities uniform: nothing is lost
+
+
+def test_tiny_epsilon_categorical_channels_are_uniform_and_quiet() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mech = RandomizedResponse(1e-30, 4)
+        out = mech.randomise(np.zeros(40_000, dtype=np.int64), _rng(5))
+    # Uniform over 4 categories: each share within 0.01 of 1/4 (4.6 se).
+    shares = np.bincount(out, minlength=4) / out.size
+    np.testing.assert_allclose(shares, 0.25, atol=0.01)

@@ -3,8 +3,11 @@
 Same names, positional parameters, defaults and return types as
 ``trasgodp.numerical``; deliberate differences:
 
-* noise is float-safe: discrete Laplace / discrete Gaussian on a public grid (integers
-  for integer columns), so the output carries no floating-point bits of the input;
+* noise is float-safe: an integer number of steps of a public grid (integers for
+  integer columns), so the output carries no floating-point bits of the input. The
+  Laplace noise is the discrete Laplace (two-sided geometric) distribution; the
+  Gaussian noise is the rounded Gaussian ``rint(σZ)`` by default, or the discrete
+  Gaussian with ``sampler="discrete"``;
 * randomness comes from ``rng=`` (secure by default; trasgoDP uses NumPy's global
   state);
 * missing values are refused (``missing="error"``) or kept missing
@@ -32,7 +35,7 @@ from veil.ldp._column import (
     target_name,
     with_column,
 )
-from veil.mechanisms import Calibration, Gaussian, Laplace, PrivacyLedger
+from veil.mechanisms import Calibration, Gaussian, GaussianSampler, Laplace, PrivacyLedger
 from veil.rng import RngLike, resolve_rng
 
 __all__ = [
@@ -188,6 +191,7 @@ def dp_clip_gaussian(
     *,
     overwrite: bool = False,
     calibration: Calibration = "classic",
+    sampler: GaussianSampler = "rounded",
     resolution: float | None = None,
     clip_output: bool = True,
     missing: MissingPolicy = "error",
@@ -196,9 +200,14 @@ def dp_clip_gaussian(
 ) -> pd.DataFrame:
     """Apply the Gaussian mechanism to a numerical column: (ε, δ)-local-DP per record.
 
-    Values are clipped to the bounds and receive discrete Gaussian noise on a grid (see
-    :class:`veil.mechanisms.Gaussian`); σ follows ``calibration`` and is raised if
-    needed so that (ε, δ) holds for the discrete noise actually drawn.
+    Values are clipped to the bounds and receive an integer number of grid steps of
+    Gaussian noise (see :class:`veil.mechanisms.Gaussian`). With the default
+    ``sampler="rounded"`` the noise is the rounded Gaussian ``rint(σZ)``: a
+    post-processing of the continuous Gaussian mechanism with the σ of
+    ``calibration``, so it has that mechanism's (ε, δ). With ``sampler="discrete"`` it
+    is the discrete Gaussian, and σ is raised if needed so that (ε, δ) holds for the
+    discrete Gaussian's own privacy profile. Either way each output probability is
+    drawn right to a relative error of about ``2^-50`` (double-precision sampling).
 
     Parameters
     ----------
@@ -209,6 +218,8 @@ def dp_clip_gaussian(
     calibration : {"classic", "analytic"}, default "classic"
         ``"classic"`` (trasgoDP's, needs ε <= 1) or ``"analytic"`` (Balle and Wang 2018,
         any ε, less noise).
+    sampler : {"rounded", "discrete"}, default "rounded"
+        The rounded Gaussian (fastest) or the discrete Gaussian (see above).
     resolution, clip_output, missing, rng, ledger
         As in :func:`dp_clip_laplace`.
 
@@ -231,6 +242,7 @@ def dp_clip_gaussian(
             calibration=calibration,
             integer=integer,
             resolution=resolution,
+            sampler=sampler,
         ),
         name=f"column {column!r}",
         clip_output=clip_output,
@@ -248,6 +260,7 @@ def dp_clip_gaussian_array(
     delta: float = 1e-3,
     *,
     calibration: Calibration = "classic",
+    sampler: GaussianSampler = "rounded",
     resolution: float | None = None,
     clip_output: bool = True,
     missing: MissingPolicy = "error",
@@ -269,6 +282,7 @@ def dp_clip_gaussian_array(
             calibration=calibration,
             integer=integer,
             resolution=resolution,
+            sampler=sampler,
         ),
         name="data",
         clip_output=clip_output,

@@ -10,7 +10,11 @@ import numpy as np
 from veil.errors import ParameterError
 from veil.mechanisms._validation import check_codes, check_domain_size, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
-from veil.mechanisms.randomized_response import channel_epsilon, sample_keep_or_other
+from veil.mechanisms.randomized_response import (
+    channel_epsilon,
+    sample_keep_or_other,
+    warn_if_unrealizable,
+)
 
 __all__ = ["Exponential", "ExponentialCalibration", "ordinal_scores"]
 
@@ -50,11 +54,15 @@ class Exponential:
       trasgoDP's score the true category is kept with probability
       ``e^(ε/2) / (e^(ε/2) + k - 1)``, which is only (ε/2)-LDP: the ledger records the
       privacy actually spent, computed from the channel.
-    * ``"full"``: the largest β whose channel is ε-LDP, found by bisection on the exact
-      channel ε. With trasgoDP's score this is k-ary randomized response at ε.
+    * ``"full"``: the largest β whose channel is ε-LDP, found by bisection on the
+      channel's ε (computed in double precision). With trasgoDP's score this is
+      k-ary randomized response at ε.
 
-    The recorded cost is always the exact ε of the channel,
-    ``max_j max_{i,i'} ln(P[j|i] / P[j|i'])``, never the budget asked for.
+    The recorded cost is the ε of the channel as computed in double precision,
+    ``max_j max_{i,i'} ln(P[j|i] / P[j|i'])``, not the budget asked for (the two
+    differ with ``"standard"``). Sampling realizes each channel probability to within
+    ``2^-53``; when a probability is that small (ε above about 30) the realized ε is
+    larger than the recorded one.
 
     Parameters
     ----------
@@ -124,6 +132,7 @@ class Exponential:
         else:
             self.beta = self._full_beta()
         self.channel = _channel(self.scores, self.beta)
+        warn_if_unrealizable(self.epsilon, float(self.channel.min()))
         exact = channel_epsilon(self.channel)
         # The channel's ε equals the budget up to rounding when the calibration is tight
         # (trasgoDP's score with "full"); report the budget then, never less than exact.
@@ -149,7 +158,7 @@ class Exponential:
         return np.asarray(np.diag(self.channel))
 
     def cost(self, scope: str = "") -> PrivacyCost:
-        """Privacy actually spent on each record (the exact channel ε)."""
+        """Privacy spent on each record: the channel's ε (double precision)."""
         return PrivacyCost(
             self.spent_epsilon,
             0.0,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+
+from veil.errors import PrivacyWarning
 
 from veil.mechanisms._validation import check_codes, check_domain_size, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
@@ -16,6 +19,7 @@ __all__ = [
     "RandomizedResponse",
     "channel_epsilon",
     "sample_keep_or_other",
+    "warn_if_unrealizable",
 ]
 
 
@@ -33,6 +37,25 @@ def channel_epsilon(channel: np.ndarray) -> float:
         return math.inf
     used = top > 0
     return float(np.max(np.log(top[used]) - np.log(bottom[used])))
+
+
+# Below this probability a 53-bit uniform draw realizes it with a relative error above
+# 2^-13, so the privacy actually given drifts from the recorded epsilon.
+_SMALLEST_REALIZABLE = 2.0**-40
+
+
+def warn_if_unrealizable(epsilon: float, smallest: float, stacklevel: int = 3) -> None:
+    """Warn when a channel probability is too small to draw from 53-bit uniforms."""
+    if smallest >= _SMALLEST_REALIZABLE:
+        return
+    warnings.warn(
+        f"epsilon: {epsilon!r} gives output probabilities as small as {smallest:.3g}, "
+        "below 2^-40, which 53-bit uniform draws cannot realize precisely: the privacy "
+        "actually given is weaker than the recorded epsilon (if they round to 0 the "
+        "input is released unchanged); use a smaller epsilon",
+        PrivacyWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def sample_keep_or_other(
@@ -85,7 +108,10 @@ class RandomizedResponse:
     Viswanath, "Extremal mechanisms for local differential privacy", 2014).
 
     Guarantee: ``P[M(x) = y] <= e^ε P[M(x') = y]`` for all categories ``x, x', y`` of
-    the domain. The domain must be public: a domain read from the data makes a
+    the domain, with each probability realized to within ``2^-53`` (one uniform double
+    per record). A probability below ``2^-40`` (ε above about 27) cannot be realized to
+    that relative precision, and above about ε = 37 the input is returned unchanged:
+    a :class:`~veil.errors.PrivacyWarning` says so. The domain must be public: a domain read from the data makes a
     category's presence in the output depend on whether one person holds it.
 
     Parameters
@@ -104,6 +130,7 @@ class RandomizedResponse:
         tail = math.exp(-self.epsilon)
         self.keep_probability = 1.0 / (1.0 + (self.k - 1) * tail)
         self.other_probability = tail / (1.0 + (self.k - 1) * tail)
+        warn_if_unrealizable(self.epsilon, self.other_probability)
 
     @property
     def channel(self) -> np.ndarray:
