@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 
 from veil.errors import PrivacyWarning
-
 from veil.mechanisms._validation import check_codes, check_domain_size, check_epsilon
 from veil.mechanisms.cost import PrivacyCost
 
@@ -111,8 +110,9 @@ class RandomizedResponse:
     the domain, with each probability realized to within ``2^-53`` (one uniform double
     per record). A probability below ``2^-40`` (ε above about 27) cannot be realized to
     that relative precision, and above about ε = 37 the input is returned unchanged:
-    a :class:`~veil.errors.PrivacyWarning` says so. The domain must be public: a domain read from the data makes a
-    category's presence in the output depend on whether one person holds it.
+    a :class:`~veil.errors.PrivacyWarning` says so. The domain must be public: a
+    domain read from the data makes a category's presence in the output depend on
+    whether one person holds it.
 
     Parameters
     ----------
