@@ -58,7 +58,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from veil.frames import MASKING_ATTR, PRIVACY_ATTR
+from veil.frames import MASKING_ATTR, PRIVACY_ATTR, shuffle_rows
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.plan import InputSpec, Plan
 from veil.rng import spawn
@@ -492,8 +492,9 @@ class DaskEngine:
         finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
         probe: Probe | None = None,
         collect: Callable[[int, Any], None] | None = None,
+        order: np.random.Generator | None = None,
     ) -> StreamResult:
-        """Run the steps per partition and hand each result to ``sink``, in order.
+        """Run the steps per partition and hand each result to ``sink``.
 
         Partitions are computed ``batch`` at a time, in parallel, and released to the
         sink before the next batch starts: memory holds one batch of partitions, never
@@ -516,8 +517,14 @@ class DaskEngine:
             columns, generalize, remove suppressed records).
         probe : callable, optional
             ``probe(p, original, output)`` runs on the worker for partition ``p``; its
-            (small) result goes to ``collect(p, result)`` on the client, in order (class
-            counts of a distributed group-by, a report sample).
+            (small) result goes to ``collect(p, result)`` on the client (class counts of
+            a distributed group-by, a report sample).
+        order : numpy.random.Generator, optional
+            Shuffle the released records: each partition's output rows are permuted
+            (from the partition's own child stream) and the partitions go to ``sink`` in
+            a random order. Records are not mixed across partitions: an output block
+            holds the records of one input partition. Without it, partitions go to the
+            sink in input order, unshuffled.
 
         Raises
         ------
@@ -531,6 +538,12 @@ class DaskEngine:
         # input (one to count classes, one to write) gets the same children, so the
         # records the search counted are the records released.
         per_step = [spawn(copy.deepcopy(s), len(parts)) for s in streams]
+        shufflers: list[np.random.Generator | None] = [None] * len(parts)
+        sequence = list(range(len(parts)))
+        if order is not None:
+            *children, draw = spawn(copy.deepcopy(order), len(parts) + 1)
+            shufflers = list(children)
+            sequence = [int(p) for p in draw.permutation(len(parts))]
         batch = self.batch or os.cpu_count() or 1
         rows = 0
         first: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
@@ -538,6 +551,7 @@ class DaskEngine:
         for begin in range(0, len(parts), batch):
             if progress is not None:
                 progress(f"partitions {begin + 1}-{min(begin + batch, len(parts))} of {len(parts)}")
+            chosen = sequence[begin : begin + batch]
             tasks = [
                 delayed(_partition)(
                     p,
@@ -547,11 +561,12 @@ class DaskEngine:
                     finish,
                     probe,
                     sink is not None,
+                    shufflers[p],
                 )
-                for p in range(begin, min(begin + batch, len(parts)))
+                for p in chosen
             ]
             results = self._compute(*tasks)
-            for p, (frame, privacy, masking, probed, count) in enumerate(results, start=begin):
+            for p, (frame, privacy, masking, probed, count) in zip(chosen, results, strict=True):
                 if first is None:
                     first = (privacy, masking)
                 elif privacy != first[0]:
@@ -588,6 +603,7 @@ def _partition(
     finish: Callable[[pd.DataFrame], pd.DataFrame] | None,
     probe: Probe | None,
     keep: bool,
+    shuffler: np.random.Generator | None = None,
 ) -> tuple[pd.DataFrame | None, list[dict[str, Any]], list[dict[str, Any]], Any, int]:
     """One partition through the steps (from copies of its streams), finish and probe."""
     if not part.index.is_unique:
@@ -597,6 +613,8 @@ def _partition(
     out, privacy, masking, _ = _run_steps(part, steps, copies)
     if finish is not None:
         out = finish(out)
+    if shuffler is not None:
+        out = shuffle_rows(out, copy.deepcopy(shuffler))
     probed = probe(p, part, out) if probe is not None else None
     return (out if keep else None), privacy, masking, probed, len(out)
 

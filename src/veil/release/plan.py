@@ -86,6 +86,10 @@ LDP_METHODS = ("laplace", "gaussian", "exponential", "randomized_response")
 """Treatments that spend local-DP budget (epsilon per record)."""
 
 _PATH_CONTEXT = "base_dir"
+_CONTAIN = "contain"
+_ALLOW_OUTSIDE = "allow_outside"
+# Field names whose values may be secrets: never echoed in an error.
+_SECRET_WORDS = ("key", "secret", "password", "passwd", "token", "salt", "credential")
 
 
 class _Model(BaseModel):
@@ -93,13 +97,29 @@ class _Model(BaseModel):
 
 
 def _resolve(value: Path | None, info: ValidationInfo) -> Path | None:
-    """A relative path taken from the plan file's folder (the context's ``base_dir``)."""
+    """A relative path taken from the plan file's folder (the context's ``base_dir``).
+
+    When the context asks for containment (a plan read from a file, or given a
+    ``base_dir``), the path must stay inside that folder once resolved (``..`` and
+    symbolic links followed), unless ``allow_outside``: a plan can then not read
+    ``/etc/shadow`` into a manifest or an error.
+    """
     if value is None:
         return None
+    context = info.context or {}
     path = Path(os.path.expanduser(os.fspath(value)))
-    base = (info.context or {}).get(_PATH_CONTEXT)
+    base = context.get(_PATH_CONTEXT)
     if not path.is_absolute() and base is not None:
         path = Path(base) / path
+    if context.get(_CONTAIN) and base is not None and not context.get(_ALLOW_OUTSIDE):
+        root = Path(base).resolve()
+        resolved = path.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise ValueError(
+                "the path is outside the plan's folder; keep the plan's files in its "
+                "folder, or allow paths outside it (--allow-outside, or "
+                "load_plan(allow_outside=True))"
+            )
     return path
 
 
@@ -466,20 +486,63 @@ Mask = Annotated[
 class LocationSpec(_Model):
     """A latitude/longitude pair (degrees) and its mask.
 
-    ``centre`` fixes the planar projection at a public point (a city centre), which
-    makes each record's mask independent of the other records and of the partitioning:
-    the UTM zone of the centre with ``projection: utm``, else an azimuthal equidistant
-    projection about it. Without a centre the projection is chosen from the data
-    (``projection``).
+    The planar projection is public: a ``centre`` (a city centre: the UTM zone of the
+    centre with ``projection: utm``, else an azimuthal equidistant projection about it),
+    a ``region`` (``[south, west, north, east]`` in degrees) or a named planar ``crs``
+    (``EPSG:32618``). Each record's mask is then independent of the other records and
+    of the partitioning. ``projection: data`` instead lets the projection be chosen from
+    the records' extent: an explicit opt-in, warned about and listed in the manifest's
+    ``leaks`` (moving one record can change the projection and every released point).
+    Records outside the extent the projection keeps distances true on are refused
+    (``outside: error``) or dropped and counted (``outside: drop``).
     """
 
     lat: str
     lon: str
     role: Role = "quasi_identifier"
     mask: Mask
-    projection: Literal["auto", "utm", "aeqd"] = "auto"
+    projection: Literal["utm", "aeqd", "data"] | None = None
     centre: tuple[float, float] | None = None
+    region: tuple[float, float, float, float] | None = None
+    crs: str | None = None
+    outside: Literal["error", "drop"] = "error"
     missing: Missing = "error"
+
+    @model_validator(mode="after")
+    def _public_projection(self) -> LocationSpec:
+        given = [n for n in ("centre", "region", "crs") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one of centre, region or crs, got {', '.join(given)}")
+        if self.projection == "data" and given:
+            raise ValueError(
+                f"projection: data chooses the projection from the records; drop it, or "
+                f"drop {given[0]}"
+            )
+        if not given and self.projection != "data":
+            raise ValueError(
+                "a public projection is required: give centre: [lat, lon] (a public "
+                "point such as the city centre), region: [south, west, north, east] or "
+                "crs: EPSG:xxxx; or projection: data to let the records choose it (a "
+                "listed leak)"
+            )
+        if self.projection == "utm" and self.centre is None:
+            raise ValueError("projection: utm needs a centre (the UTM zone of the centre)")
+        return self
+
+    @field_validator("region")
+    @classmethod
+    def _region(
+        cls, value: tuple[float, float, float, float] | None
+    ) -> tuple[float, float, float, float] | None:
+        if value is None:
+            return value
+        south, west, north, east = value
+        if not (-90 <= south < north <= 90 and -180 <= west <= 180 and -180 <= east <= 180):
+            raise ValueError(
+                "must be [south, west, north, east] in degrees with south < north, got "
+                f"{list(value)}"
+            )
+        return value
 
     @field_validator("mask", mode="before")
     @classmethod
@@ -640,8 +703,10 @@ class TargetSpec(_Model):
         Noise draws averaged per epsilon tried.
     sample : path, optional
         A public (or synthetic) table to estimate on, read like the input. Without it
-        the input itself is sampled, which makes the chosen epsilons depend on the
-        private records (a :class:`~veil.errors.PrivacyLeakWarning` says so).
+        the plan is refused, unless ``budget.allow_data_dependent_allocation: true``:
+        then the input itself is sampled, which makes the chosen epsilons depend on the
+        private records, outside the ledger (a :class:`~veil.errors.PrivacyLeakWarning`
+        says so and the manifest lists it under ``leaks``).
     features : list of str, optional
         Columns of the correlation loss (default: every noised column and the
         evaluation target).
@@ -671,6 +736,7 @@ class Budget(_Model):
     metric: MetricBudget | None = None
     allocation: Literal["explicit", "equal", "weights", "target"] = "explicit"
     target: TargetSpec | None = None
+    allow_data_dependent_allocation: bool = False
 
 
 class EvaluationSpec(_Model):
@@ -690,23 +756,50 @@ class EvaluationSpec(_Model):
 
 
 class OutputSpec(_Model):
-    """Files written: the release (``file``, in ``format``), the manifest and the report."""
+    """Files written: the release (``file``, in ``format``), the manifest and the report.
+
+    The release folder gets the release file and the public ``manifest.json``. The
+    custodian folder (``custodian_dir``, relative to the plan; by default
+    ``<release folder>.custodian`` beside the release folder, never inside it) gets the
+    confidential ``custodian.json`` and ``report.html``. Released records are shuffled
+    with the CSPRNG unless ``keep_order`` (a warned leak); CSV text cells that a
+    spreadsheet would run as formulas are escaped unless ``raw_csv``.
+    """
 
     format: Literal["csv", "parquet"] = "csv"
     file: str | None = None
     report: bool = True
+    custodian_dir: Path | None = None
+    keep_order: bool = False
+    raw_csv: bool = False
+
+    _resolve_custodian = field_validator("custodian_dir")(_resolve)
 
     @field_validator("file")
     @classmethod
     def _plain_name(cls, value: str | None) -> str | None:
         if value is not None and (
-            not value or Path(value).name != value or value in ("manifest.json", "report.html")
+            not value
+            or Path(value).name != value
+            or value.startswith(".")
+            or value in ("manifest.json", "report.html", "custodian.json")
         ):
             raise ValueError(
-                f"must be a plain file name (no folders) other than manifest.json and "
-                f"report.html, got {value!r}"
+                f"must be a plain file name (no folders, not hidden) other than "
+                f"manifest.json, custodian.json and report.html, got {value!r}"
             )
+        if value is not None and Path(value).suffix.lower() not in (".csv", ".parquet"):
+            raise ValueError(f"must end in .csv or .parquet, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _suffix_matches_format(self) -> OutputSpec:
+        if self.file is not None and Path(self.file).suffix.lower() != f".{self.format}":
+            raise ValueError(
+                f"file {self.file!r} does not match format {self.format!r}; name the file "
+                f"*.{self.format} or set format to match"
+            )
+        return self
 
     @property
     def filename(self) -> str:
@@ -792,6 +885,18 @@ class Plan(_Model):
             errors.extend(self._check_anonymization(self.anonymization))
         if self.budget.allocation == "target" and self.budget.target is None:
             errors.append("budget.target: required with budget.allocation 'target'")
+        if (
+            self.budget.allocation == "target"
+            and self.budget.target is not None
+            and self.budget.target.sample is None
+            and not self.budget.allow_data_dependent_allocation
+        ):
+            errors.append(
+                "budget.target.sample: required with budget.allocation 'target' (a public "
+                "or synthetic table to measure utility on); measuring it on the private "
+                "input makes the epsilons depend on the records, outside the ledger: set "
+                "budget.allow_data_dependent_allocation: true to accept that as a listed leak"
+            )
         target = self.evaluation.target
         if target is not None and target not in self.columns:
             errors.append(f"evaluation.target: {target!r} is not in columns")
@@ -879,7 +984,13 @@ def _message(error: Any) -> str:
     elif kind == "union_tag_not_found":
         names = _TREATMENTS if where.endswith("treatment") else _MASKS
         text = f"missing the method; allowed: {', '.join(names)}"
-    if kind not in ("missing", "union_tag_not_found") and not isinstance(value, (Mapping, list)):
+    field_name = where.rsplit(".", 1)[-1].lower()
+    secret = kind == "extra_forbidden" or any(w in field_name for w in _SECRET_WORDS)
+    if (
+        kind not in ("missing", "union_tag_not_found")
+        and not isinstance(value, (Mapping, list))
+        and not secret
+    ):
         text += f" (got {value!r})"
     return f"{where}: {text}"
 
@@ -888,6 +999,7 @@ def load_plan(
     source: str | os.PathLike[str] | Mapping[str, Any] | Plan,
     *,
     base_dir: str | os.PathLike[str] | None = None,
+    allow_outside: bool = False,
 ) -> Plan:
     """Read and validate a release plan.
 
@@ -898,6 +1010,11 @@ def load_plan(
     base_dir : path, optional
         Folder that relative paths in the plan are taken from; default the plan
         file's folder (the current folder for a mapping).
+    allow_outside : bool, default False
+        Let a plan read from a file (or given ``base_dir``) name paths outside that
+        folder. By default such paths are refused, so that a plan from someone else
+        cannot read arbitrary files. A mapping without ``base_dir`` comes from the
+        calling program and is not confined.
 
     Returns
     -------
@@ -912,6 +1029,7 @@ def load_plan(
     """
     if isinstance(source, Plan):
         return source
+    contain = base_dir is not None or not isinstance(source, Mapping)
     if isinstance(source, Mapping):
         data: Any = dict(source)
         base = Path(base_dir) if base_dir is not None else Path.cwd()
@@ -931,7 +1049,10 @@ def load_plan(
     if not isinstance(data, Mapping):
         raise PlanError(f"plan: must be a mapping of sections, got {type(data).__name__}")
     try:
-        return Plan.model_validate(data, context={_PATH_CONTEXT: base})
+        return Plan.model_validate(
+            data,
+            context={_PATH_CONTEXT: base, _CONTAIN: contain, _ALLOW_OUTSIDE: allow_outside},
+        )
     except ValidationError as exc:
         lines = [_message(e) for e in exc.errors(include_url=False)]
         raise PlanError(

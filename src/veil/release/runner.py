@@ -46,9 +46,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil import anonymity, geo, ldp, masking
-from veil.atomic import write_atomic, write_text_atomic
 from veil.errors import DataTypeError, MissingValueError, PrivacyLeakWarning
-from veil.frames import PRIVACY_ATTR, output_frame, record_masking
+from veil.frames import PRIVACY_ATTR, output_frame, record_masking, shuffle_rows
 from veil.masking import SecretKey
 from veil.mechanisms import ordinal_scores
 from veil.release.allocate import Privatize, allocate, needs_sample, target_allocate
@@ -59,13 +58,13 @@ from veil.release.engine import (
     PandasEngine,
     Progress,
     RowStep,
-    StreamResult,
     get_engine,
     input_spec,
 )
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger, render_ledger
-from veil.release.manifest import build_manifest, warning_records
+from veil.release.manifest import Records, RunFacts, build_records, warning_records
+from veil.release.outputs import OutputSet
 from veil.release.plan import (
     AnonymizationSpec,
     CloakMask,
@@ -89,8 +88,9 @@ from veil.release.plan import (
 )
 from veil.risk import summary as risk_summary
 from veil.rng import RngLike, resolve_rng, spawn
+from veil.spreadsheet import escape_formulas
 
-__all__ = ["RunResult", "run"]
+__all__ = ["RunResult", "custodian_folder", "run"]
 
 _TableStep = Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
 # The risk threshold of the manifest's risk summary (the report's).
@@ -111,8 +111,12 @@ class RunResult:
         True when nothing was read or written.
     out_dir : pathlib.Path or None
         The output folder.
-    release_path, manifest_path, report_path : pathlib.Path or None
-        The files written (None for a dry run, or no report).
+    release_path, manifest_path : pathlib.Path or None
+        The release file and its public manifest (None for a dry run).
+    report_path : pathlib.Path or None
+        The report, in the custodian folder (None for a dry run, or no report).
+    custodian_dir, custodian_path : pathlib.Path or None
+        The custodian folder and its confidential ``custodian.json``.
     rows_in, rows_out : int or None
         Records read and released.
     release_format : {"csv", "parquet"} or None
@@ -122,7 +126,9 @@ class RunResult:
         held it in memory; None for a dry run or a Dask run streamed into the file
         (:meth:`read_release` reads the file then).
     manifest : dict
-        The manifest written (empty for a dry run).
+        The public manifest written (empty for a dry run).
+    custodian : dict
+        The confidential custodian record written (empty for a dry run).
     warnings : list of dict
         Warnings raised during the run (category and message).
     seconds : float
@@ -143,6 +149,9 @@ class RunResult:
     seconds: float = 0.0
     release_format: str | None = None
     released: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    custodian: dict[str, Any] = field(default_factory=dict, repr=False)
+    custodian_dir: Path | None = None
+    custodian_path: Path | None = None
 
     def read_release(self) -> pd.DataFrame:
         """The released table: :attr:`released`, or else the release file read back.
@@ -176,6 +185,7 @@ class RunResult:
                     ("release", self.release_path),
                     ("report", self.report_path),
                     ("manifest", self.manifest_path),
+                    ("custodian", self.custodian_path),
                 )
                 if path is not None
             },
@@ -203,7 +213,12 @@ class RunResult:
         lines.append(f"warnings: {len(self.warnings)}")
         lines.extend(
             f"wrote {p}"
-            for p in (self.release_path, self.report_path, self.manifest_path)
+            for p in (self.release_path, self.manifest_path)
+            if p is not None
+        )
+        lines.extend(
+            f"wrote {p} (confidential: keep it apart from the release)"
+            for p in (self.custodian_path, self.report_path)
             if p is not None
         )
         return "\n".join(lines)
@@ -435,16 +450,26 @@ def _column_transform(name: str, treatment: Any) -> RowStep | None:
 # --------------------------------------------------------------- location steps
 
 
-def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
-    """The mask as a step, and whether it is row-wise (independent of other records)."""
-    projection: Any = loc.projection
+def _projection(loc: LocationSpec) -> Any:
+    """The location's public projection, or ``"data"`` (the warned opt-in)."""
     if loc.centre is not None:
         # A public centre: UTM when the plan asks for it, else the azimuthal projection
         # (exact distances from the centre whatever the zone).
         method: Literal["utm", "aeqd"] = "utm" if loc.projection == "utm" else "aeqd"
-        projection = geo.projection_at(*loc.centre, method=method)
-    fixed = loc.centre is not None
+        return geo.projection_at(*loc.centre, method=method)
+    if loc.crs is not None:
+        return geo.projection_for_crs(loc.crs)
+    if loc.region is not None:
+        return geo.projection_for_region(*loc.region)
+    return "data"
+
+
+def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
+    """The mask as a step, and whether it is row-wise (independent of other records)."""
+    projection = _projection(loc)
+    fixed = _public_projection(loc)
     mask = loc.mask
+    outside = loc.outside
     label = f"{loc.name}: {mask.method}"
     if isinstance(mask, PlanarLaplaceMask):
         eps = mask.epsilon
@@ -459,6 +484,7 @@ def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
                 reports=mask.reports,
                 grid_m=mask.grid_m,
                 projection=projection,
+                outside=outside,
                 missing=loc.missing,
                 rng=g,
             ),
@@ -474,6 +500,7 @@ def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
                 mask.cell_m,
                 min_count=mask.min_count,
                 projection=projection,
+                outside=outside,
                 missing=loc.missing,
             ),
             fixed and mask.min_count is None,
@@ -488,6 +515,7 @@ def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
                 mask.radius_m,
                 kind=mask.kind,
                 projection=projection,
+                outside=outside,
                 missing=loc.missing,
                 rng=g,
             ),
@@ -503,6 +531,7 @@ def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
                 mask.r_min_m,
                 mask.r_max_m,
                 projection=projection,
+                outside=outside,
                 missing=loc.missing,
                 rng=g,
             ),
@@ -520,6 +549,7 @@ def _location_step(loc: LocationSpec) -> tuple[str, _TableStep, bool]:
             max_depth=mask.max_depth,
             min_cell_m=mask.min_cell_m,
             projection=projection,
+            outside=outside,
             missing=loc.missing,
         ),
         False,
@@ -806,19 +836,126 @@ def _sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-def _writer(frame: pd.DataFrame, fmt: str, digest: dict[str, str]) -> Callable[[str], None]:
-    def write(tmp: str) -> None:
-        if fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False)
-        digest["sha256"] = _sha256_file(tmp)
+def _write_frame(frame: pd.DataFrame, path: Path, fmt: str, escape: bool) -> dict[str, int]:
+    """Write the release file; CSV text cells that start like formulas are escaped."""
+    if fmt == "parquet":
+        frame.to_parquet(path, index=False)
+        return {}
+    counts: dict[str, int] = {}
+    if escape:
+        frame, counts = escape_formulas(frame)
+    frame.to_csv(path, index=False)
+    return counts
 
-    return write
+
+def _release_entry(name: str, fmt: str, rows: int, columns: list[str]) -> dict[str, Any]:
+    return {"file": name, "format": fmt, "rows": rows, "columns": columns}
 
 
-def _release_entry(path: Path, fmt: str, rows: int, columns: list[str]) -> dict[str, Any]:
-    return {"file": path.name, "format": fmt, "rows": rows, "columns": columns}
+def _release_facts(
+    shuffle: bool, escape: bool, escaped: dict[str, int], fmt: str, *, dask: bool
+) -> dict[str, Any]:
+    """How the release file was laid out: row order and spreadsheet escaping."""
+    if not shuffle:
+        order = "input order (output.keep_order): rows can be linked by position"
+    elif dask:
+        order = (
+            "shuffled with the CSPRNG within each partition, and the partitions written in "
+            "a random order; records are not mixed across partitions"
+        )
+    else:
+        order = "shuffled with the CSPRNG (a uniformly random permutation)"
+    if fmt != "csv":
+        formulas = "not applicable (Parquet)"
+    elif escape:
+        formulas = (
+            "text cells starting with = + - @ tab or CR were prefixed with an apostrophe "
+            "(OWASP)"
+        )
+    else:
+        formulas = "not escaped (output.raw_csv)"
+    return {"row_order": order, "csv_formulas": formulas, "cells_escaped": dict(escaped)}
+
+
+def _report_manifest(records: Records) -> dict[str, Any]:
+    """What the (confidential) report shows: the manifest with the custodian's facts."""
+    return {**records.manifest, **records.custodian}
+
+
+def custodian_folder(plan: Plan, out: Path) -> Path:
+    """The custodian folder: ``output.custodian_dir``, else ``<out>.custodian`` beside it."""
+    if plan.output.custodian_dir is not None:
+        return Path(plan.output.custodian_dir)
+    resolved = out.resolve()
+    return resolved.parent / f"{resolved.name}.custodian"
+
+
+def _plan_inputs(plan: Plan) -> list[Path]:
+    """Every file the plan reads (input, hierarchies, keys, vault, target sample)."""
+    paths: list[Path] = []
+    if plan.input.path is not None:
+        paths.append(Path(plan.input.path))
+    for spec in plan.columns.values():
+        treatment = spec.treatment
+        for name in ("hierarchy", "key_file"):
+            value = getattr(treatment, name, None)
+            if value is not None:
+                paths.append(Path(value))
+        vault = getattr(treatment, "vault", None)
+        if isinstance(vault, str) and "://" not in vault:
+            paths.append(Path(vault))
+    if plan.anonymization is not None:
+        paths.extend(Path(h.path) for h in plan.anonymization.quasi_identifiers.values())
+    if plan.budget.target is not None and plan.budget.target.sample is not None:
+        paths.append(Path(plan.budget.target.sample))
+    return paths
+
+
+def _check_outputs_apart_from_inputs(plan: Plan, out: Path, custodian: Path) -> None:
+    """No output may overwrite a file the plan reads (nothing is written otherwise)."""
+    targets = {
+        (out / plan.output.filename).resolve(): "the release file",
+        (out / "manifest.json").resolve(): "the manifest",
+        (custodian / "custodian.json").resolve(): "the custodian record",
+        (custodian / "report.html").resolve(): "the report",
+    }
+    for source in _plan_inputs(plan):
+        resolved = source.resolve()
+        if resolved in targets:
+            raise PlanError(
+                f"output: {targets[resolved]} would overwrite {os.fspath(source)!r}, which "
+                "the plan reads; write the release to another folder"
+            )
+        if source.is_dir() and (out.resolve() == resolved or resolved in out.resolve().parents):
+            raise PlanError(
+                f"output: the release folder is inside the input folder {os.fspath(source)!r}"
+            )
+
+
+def _public_projection(loc: LocationSpec) -> bool:
+    """Whether the location's projection is public (a centre, region or CRS)."""
+    return loc.centre is not None or loc.crs is not None or loc.region is not None
+
+
+def _plan_leaks(plan: Plan) -> list[str]:
+    """What the plan lets depend on the raw records, or otherwise lets through, by design."""
+    leaks: list[str] = []
+    for loc in plan.locations:
+        if not _public_projection(loc):
+            leaks.append(
+                f"locations {loc.name}: the projection is chosen from the data "
+                "(projection: data); its choice depends on the records"
+            )
+    target = plan.budget.target
+    if plan.budget.allocation == "target" and target is not None and target.sample is None:
+        leaks.append(
+            "budget.allocation target: the epsilons were chosen from utility measured on "
+            "the private input (allow_data_dependent_allocation); that choice is not "
+            "covered by the ledger"
+        )
+    if plan.output.keep_order:
+        leaks.append("output.keep_order: records keep the input's order")
+    return leaks
 
 
 def _report(
@@ -882,13 +1019,15 @@ def _allocate_on_sample(
         sample = PandasEngine().read(spec).table
         source = os.fspath(target.sample)
     else:
+        # The plan validated this only with allow_data_dependent_allocation: true.
         data = _read_input(chosen, plan, progress)
         sample = chosen.original(data)
         source = "the input (private)"
         warnings.warn(
-            "budget.allocation 'target' measured utility on the private input: the "
-            "epsilons chosen depend on the records, and that choice is not covered by the "
-            "ledger. Give budget.target.sample (public or synthetic data) to avoid it",
+            "budget.allocation 'target' measured utility on the private input "
+            "(allow_data_dependent_allocation): the epsilons chosen depend on the records, "
+            "and that choice is not covered by the ledger. Give budget.target.sample "
+            "(public or synthetic data) to avoid it",
             PrivacyLeakWarning,
             stacklevel=3,
         )
@@ -899,6 +1038,9 @@ def _allocate_on_sample(
         "metric": target.metric,
         "target": target.value,
         "sample": source,
+        "sample_kind": (
+            "a public sample" if target.sample is not None else "the private input (a leak)"
+        ),
         "columns": chosen_eps,
     }
     return allocated, info, data
@@ -920,9 +1062,11 @@ class _PartitionWriter:
     records, whose types then make the schema; an empty file is written if none does.
     """
 
-    def __init__(self, path: str, fmt: str) -> None:
+    def __init__(self, path: str, fmt: str, escape: bool = True) -> None:
         self.path = path
         self.fmt = fmt
+        self.escape = escape
+        self.escaped: dict[str, int] = {}
         self.columns: list[str] = []
         self._csv: Any = None
         self._parquet: Any = None
@@ -939,6 +1083,10 @@ class _PartitionWriter:
         if first:
             self.columns = [str(c) for c in part.columns]
         if self.fmt == "csv":
+            if self.escape:
+                part, counts = escape_formulas(part)
+                for column, n in counts.items():
+                    self.escaped[column] = self.escaped.get(column, 0) + n
             part.to_csv(self._csv, header=first, index=False)
             return
         if self._parquet is None and len(part) == 0:
@@ -979,7 +1127,13 @@ def run(
     engine: str | Engine | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Run a release plan and write the release, ``manifest.json`` and ``report.html``.
+    """Run a release plan: the release and its public manifest, and the custodian's files.
+
+    The release folder ``out_dir`` receives the release file and the public
+    ``manifest.json``; the custodian folder (``output.custodian_dir``, by default a
+    folder named ``<out_dir>.custodian`` beside the release folder) receives the
+    confidential ``custodian.json`` and ``report.html`` (see :mod:`veil.release.manifest`).
+    The files are written as one set (:mod:`veil.release.outputs`), the manifest last.
 
     Parameters
     ----------
@@ -1028,13 +1182,12 @@ def run(
         if engine is None
         else get_engine(engine)
     )
-    timings: dict[str, float] = {}
     target = loaded.budget.target
     samples_input = needs_sample(loaded) and target is not None and target.sample is None
     with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as session:
         warnings.simplefilter("always")
         generator = resolve_rng(rng, stacklevel=2)
-        allocation_rng, steps_rng = spawn(generator, 2)
+        allocation_rng, steps_rng, order_rng = spawn(generator, 3)
 
         data: InputData | None = None
         allocation_info: dict[str, Any] | None = None
@@ -1061,6 +1214,19 @@ def run(
         if out_dir is None:
             raise PlanError("out_dir: required unless dry_run=True")
         out = Path(out_dir)
+        custodian_dir = custodian_folder(allocated, out)
+        _check_outputs_apart_from_inputs(allocated, out, custodian_dir)
+        facts = RunFacts(
+            allocated,
+            ledger,
+            plan_source=plan_source,
+            engine=chosen.name,
+            randomness=_randomness(rng),
+            allocation=allocation_info,
+            leaks=_plan_leaks(allocated),
+        )
+        timings, execution = facts.timings, facts.execution
+        execution.update({"engine": chosen.name, "steps": {}})
 
         # Steps are built (keys loaded, hierarchies read) before the data is touched.
         tick = time.perf_counter()
@@ -1081,7 +1247,7 @@ def run(
                 isinstance(chosen, DaskEngine)
                 and isinstance(loc.mask, GridMask)
                 and loc.mask.min_count is not None
-                and loc.centre is not None
+                and _public_projection(loc)
             ):
                 bare = loc.model_copy(
                     update={"mask": loc.mask.model_copy(update={"min_count": None})}
@@ -1098,33 +1264,44 @@ def run(
             data = _read_input(chosen, allocated, progress)
         timings["read"] = time.perf_counter() - tick
         dropped_unlisted = _check_columns(allocated, data.columns)
+        facts.dropped_unlisted = dropped_unlisted
+        facts.input_info = {
+            "source": data.source,
+            "sha256": data.sha256,
+            "rows": data.rows,
+            "columns": list(data.columns),
+        }
 
         streams = spawn(steps_rng, len(row_steps) + len(table_steps) + 1)
         row_streams = streams[: len(row_steps)]
         dropped = [n for n, s in allocated.columns.items() if s.treatment.method == "drop"]
         dropped += dropped_unlisted
-        release_path = out / allocated.output.filename
-        manifest_path = out / "manifest.json"
-        report_path = out / "report.html" if allocated.output.report else None
+        release_name = allocated.output.filename
         fmt = allocated.output.format
-        anonymization_info: dict[str, Any] | None = None
+        escape = fmt == "csv" and not allocated.output.raw_csv
+        shuffle = not allocated.output.keep_order
+        if not shuffle:
+            warnings.warn(
+                "output.keep_order: the released records keep the input's order, which "
+                "links them to people by position (a file sorted by date, or with the "
+                "positive cases first)",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
         report_html: str | None = None
-        digest: dict[str, str] = {}
 
         frame: pd.DataFrame | None = None
         dask = isinstance(chosen, DaskEngine)
-        # Risk before and after, on the released quasi-identifiers, for the manifest.
+        # Risk before and after, on the released quasi-identifiers (custodian record).
         risk_qis = (
             [
                 c
                 for c in allocated.columns_with("quasi_identifier")
                 if c not in dropped and c in data.columns
             ]
-            if report_path is not None and "risk" in allocated.evaluation.metrics
+            if allocated.output.report and "risk" in allocated.evaluation.metrics
             else []
         )
-        risk_info: dict[str, Any] | None = None
-        execution: dict[str, Any] = {"engine": chosen.name, "steps": {}}
         if allocation_info is not None and target is not None and target.sample is None:
             execution["steps"]["allocation (target)"] = (
                 "gathered in memory: the input was read whole to draw the sample the "
@@ -1132,34 +1309,9 @@ def run(
                 if dask
                 else "in memory"
             )
-
-        def manifest_args() -> dict[str, Any]:
-            return {
-                "plan": allocated,
-                "plan_source": plan_source,
-                "ledger": ledger,
-                "input_info": {
-                    "source": data.source,
-                    "sha256": data.sha256,
-                    "rows": data.rows,
-                    "columns": list(data.columns),
-                },
-                "engine": chosen.name,
-                "randomness": _randomness(rng),
-                "masking": masking_entries,
-                "recorded": privacy,
-                "anonymization": anonymization_info,
-                "allocation": allocation_info,
-                "dropped_unlisted": dropped_unlisted,
-                "timings": timings,
-                "outputs": outputs,
-                "risk": risk_info,
-                "execution": execution,
-            }
-
-        privacy: list[dict[str, Any]] = []
-        masking_entries: list[dict[str, Any]] = []
-        outputs: dict[str, Any] = {}
+        outputs = session.enter_context(OutputSet(out, custodian_dir))
+        staged_release = outputs.stage(release_name)
+        escaped: dict[str, int] = {}
         if dask and not table_steps:
             # Larger than memory: partitions go through the steps and into the file
             # batch by batch; table-level measures come from distributed group-bys.
@@ -1222,7 +1374,7 @@ def run(
                     suppression="remove",
                     weights=_RECORDS,
                 )
-                anonymization_info = _anonymization_info(result, models)
+                facts.anonymization = _anonymization_info(result, models)
                 release_classes = _release_classes(result, hierarchies, spec.suppression)
                 execution["steps"]["anonymization"] = (
                     f"distributed: a group-by of the {data.rows} records over "
@@ -1233,7 +1385,7 @@ def run(
             finish = _finisher(suppress_cells, dropped, release_classes)
             sample = (
                 _sample_partitions(engine_.partitions(data), data.rows)
-                if report_path is not None
+                if allocated.output.report
                 else set()
             )
             before, after = _Counts(risk_qis), _Counts(risk_qis)
@@ -1255,62 +1407,54 @@ def run(
                 if pair is not None:
                     sampled[p] = pair
 
-            out.mkdir(parents=True, exist_ok=True)
-            streamed: dict[str, StreamResult] = {}
-            columns: list[str] = []
-
-            def write_streamed(tmp: str) -> None:
-                nonlocal risk_info, report_html, privacy, masking_entries
-                with _PartitionWriter(tmp, fmt) as writer:
-                    streamed["result"] = engine_.stream(
-                        data,
-                        row_steps,
-                        row_streams,
-                        writer.write,
-                        progress,
-                        finish=finish,
-                        probe=probe if (risk_qis or sample) else None,
-                        collect=collect if (risk_qis or sample) else None,
-                    )
-                result = streamed["result"]
-                columns.extend(writer.columns)
-                _check_recorded(ledger, result.privacy)
-                privacy, masking_entries = list(result.privacy), result.masking
-                timings.update(result.timings)
-                digest["sha256"] = _sha256_file(tmp)
-                outputs["release"] = _release_entry(release_path, fmt, result.rows, columns)
-                if risk_qis:
-                    tick = time.perf_counter()
-                    risk_info = {
-                        "before": _risk(before.frame(), risk_qis, _RECORDS),
-                        "after": _risk(after.frame(), risk_qis, _RECORDS),
-                        "computed_on": "every record (distributed group-by)",
-                    }
-                    timings["risk (class counts)"] = time.perf_counter() - tick
-                if report_path is not None:
-                    tick = time.perf_counter()
-                    _say(progress, "report")
-                    original_sample, released_sample = _paired_sample(sampled)
-                    note = (
-                        f"a deterministic sample: {len(sampled)} of {result.partitions} "
-                        f"partitions, evenly spaced ({len(original_sample)} of {data.rows} "
-                        "records)"
-                    )
-                    execution["report"] = note
-                    draft = build_manifest(caught=list(caught), **manifest_args())
-                    report_html = _report(
-                        original_sample,
-                        released_sample,
-                        allocated,
-                        draft,
-                        streams[-1],
-                        title=f"Release report ({note})",
-                    )
-                    timings["report"] = time.perf_counter() - tick
-                # The release file replaces the old one only when everything else is ready.
-
-            write_atomic(release_path, write_streamed)
-            rows_out = streamed["result"].rows
+            with _PartitionWriter(os.fspath(staged_release), fmt, escape) as writer:
+                streamed = engine_.stream(
+                    data,
+                    row_steps,
+                    row_streams,
+                    writer.write,
+                    progress,
+                    finish=finish,
+                    probe=probe if (risk_qis or sample) else None,
+                    collect=collect if (risk_qis or sample) else None,
+                    order=order_rng if shuffle else None,
+                )
+            escaped = writer.escaped
+            columns = list(writer.columns)
+            _check_recorded(ledger, streamed.privacy)
+            facts.recorded, facts.masking = list(streamed.privacy), streamed.masking
+            timings.update(streamed.timings)
+            rows_out = streamed.rows
+            if risk_qis:
+                tick = time.perf_counter()
+                facts.risk = {
+                    "before": _risk(before.frame(), risk_qis, _RECORDS),
+                    "after": _risk(after.frame(), risk_qis, _RECORDS),
+                    "computed_on": "every record (distributed group-by)",
+                }
+                timings["risk (class counts)"] = time.perf_counter() - tick
+            facts.release = _release_facts(shuffle, escape, escaped, fmt, dask=True)
+            if allocated.output.report:
+                tick = time.perf_counter()
+                _say(progress, "report")
+                original_sample, released_sample = _paired_sample(sampled)
+                note = (
+                    f"a deterministic sample: {len(sampled)} of {streamed.partitions} "
+                    f"partitions, evenly spaced ({len(original_sample)} of {data.rows} "
+                    "records)"
+                )
+                execution["report"] = note
+                facts.outputs["release"] = _release_entry(release_name, fmt, rows_out, columns)
+                draft = build_records(facts, list(caught))
+                report_html = _report(
+                    original_sample,
+                    released_sample,
+                    allocated,
+                    _report_manifest(draft),
+                    streams[-1],
+                    title=f"Release report ({note})",
+                )
+                timings["report"] = time.perf_counter() - tick
         else:
             applied = chosen.apply(data, row_steps, row_streams, progress)
             timings.update(applied.timings)
@@ -1336,7 +1480,7 @@ def run(
             if allocated.anonymization is not None:
                 tick = time.perf_counter()
                 _say(progress, "anonymization")
-                frame, anonymization_info = _anonymize(frame, allocated.anonymization)
+                frame, facts.anonymization = _anonymize(frame, allocated.anonymization)
                 timings["anonymization"] = time.perf_counter() - tick
                 execution["steps"]["anonymization"] = (
                     "gathered in memory: the table was gathered for another table step"
@@ -1345,49 +1489,76 @@ def run(
                 )
             frame.attrs = {}
             _check_recorded(ledger, privacy)
+            facts.recorded, facts.masking = privacy, masking_entries
+            if shuffle:
+                frame = shuffle_rows(frame, order_rng)
             columns = [str(c) for c in frame.columns]
             rows_out = len(frame)
-            outputs["release"] = _release_entry(release_path, fmt, rows_out, columns)
             original = chosen.original(data)
             if risk_qis:
-                risk_info = {
+                facts.risk = {
                     "before": _risk(original, risk_qis),
                     "after": _risk(frame, risk_qis),
                     "computed_on": "every record",
                 }
-            if report_path is not None:
-                tick = time.perf_counter()
-                draft = build_manifest(caught=list(caught), **manifest_args())
-                _say(progress, "report")
-                report_html = _report(original, frame, allocated, draft, streams[-1])
-                timings["report"] = time.perf_counter() - tick
             tick = time.perf_counter()
             _say(progress, "write")
-            out.mkdir(parents=True, exist_ok=True)
-            write_atomic(release_path, _writer(frame, fmt, digest))
+            escaped = _write_frame(frame, staged_release, fmt, escape)
             timings["write"] = time.perf_counter() - tick
-        # Files are replaced only at the end, the manifest (which holds the other files'
-        # hashes) last.
-        outputs["release"]["sha256"] = digest["sha256"]
-        if report_path is not None and report_html is not None:
-            write_text_atomic(report_path, report_html)
-            outputs["report"] = {
+            facts.release = _release_facts(shuffle, escape, escaped, fmt, dask=dask)
+            facts.outputs["release"] = _release_entry(release_name, fmt, rows_out, columns)
+            if allocated.output.report:
+                tick = time.perf_counter()
+                draft = build_records(facts, list(caught))
+                _say(progress, "report")
+                report_html = _report(
+                    original, frame, allocated, _report_manifest(draft), streams[-1]
+                )
+                timings["report"] = time.perf_counter() - tick
+        facts.outputs["release"] = {
+            **_release_entry(release_name, fmt, rows_out, columns),
+            "sha256": _sha256_file(os.fspath(staged_release)),
+        }
+        report_path: Path | None = None
+        if report_html is not None:
+            report_path = custodian_dir / "report.html"
+            outputs.stage("report.html", custodian=True).write_text(report_html, encoding="utf-8")
+            facts.custodian_outputs["report"] = {
                 "file": report_path.name,
                 "sha256": hashlib.sha256(report_html.encode("utf-8")).hexdigest(),
             }
-        manifest = build_manifest(caught=list(caught), **manifest_args())
-    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
+        facts.outputs["report"] = (
+            "confidential: the report compares the release with the original records; it "
+            "is in the custodian folder and does not travel with the release"
+            if report_html is not None
+            else None
+        )
+        records = build_records(facts, list(caught))
+        manifest_text = json.dumps(records.manifest, indent=2, default=str) + "\n"
+        records.custodian["outputs"]["manifest"] = {
+            "file": "manifest.json",
+            "sha256": hashlib.sha256(manifest_text.encode("utf-8")).hexdigest(),
+        }
+        outputs.stage("custodian.json", custodian=True).write_text(
+            json.dumps(records.custodian, indent=2, default=str) + "\n", encoding="utf-8"
+        )
+        outputs.stage("manifest.json").write_text(manifest_text, encoding="utf-8")
+        _say(progress, "commit")
+        outputs.commit()
     return RunResult(
         allocated,
         ledger,
         False,
         out_dir=out,
-        release_path=release_path,
-        manifest_path=manifest_path,
+        release_path=out / release_name,
+        manifest_path=out / "manifest.json",
         report_path=report_path,
         rows_in=data.rows,
         rows_out=rows_out,
-        manifest=manifest,
+        manifest=records.manifest,
+        custodian=records.custodian,
+        custodian_dir=custodian_dir,
+        custodian_path=custodian_dir / "custodian.json",
         warnings=warning_records(list(caught)),
         seconds=time.perf_counter() - started,
         release_format=fmt,
