@@ -69,4 +69,5 @@ def key_hex(tmp_path: Path) -> tuple[Path, str]:
     text = secrets.token_hex(32)
     path = tmp_path / "key.hex"
     path.write_text(text + "\n")
+    path.chmod(0o600)
     return path, text

@@ -2,7 +2,9 @@
 
 Results go to standard output (a rich table, or JSON with ``--json``); warnings, errors
 and progress go to standard error, so that ``veil ... --json | jq`` sees JSON only.
-Progress bars are drawn only when standard error is a terminal.
+Progress bars are drawn only when standard error is a terminal. Everything printed is
+plain text: column names, file names and values are never read as rich markup
+(``[/x]``) or emoji codes (``:x:``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 __all__ = [
     "Warnings",
@@ -26,6 +29,7 @@ __all__ = [
     "emit_json",
     "jsonable",
     "print_error",
+    "print_note",
     "print_table",
     "print_text",
     "print_warnings",
@@ -44,7 +48,9 @@ _PIPE_WIDTH = 120
 def _console(stream: Any) -> Console:
     # Built per call: tests (and callers) replace sys.stdout between commands.
     width = None if stream.isatty() else _PIPE_WIDTH
-    return Console(file=stream, highlight=False, soft_wrap=True, width=width)
+    return Console(
+        file=stream, highlight=False, soft_wrap=True, width=width, markup=False, emoji=False
+    )
 
 
 def _stdout() -> Console:
@@ -58,6 +64,11 @@ def _stderr() -> Console:
 def print_text(text: str) -> None:
     """Print plain text (no rich markup) on standard output."""
     _stdout().print(text, markup=False)
+
+
+def print_note(text: str) -> None:
+    """Print one line of information on standard error (stdout stays for results)."""
+    _stderr().print(text)
 
 
 def print_error(text: str) -> None:
@@ -81,11 +92,15 @@ def print_table(
     rows : sequence of sequences
         The cells; numbers are shown with up to 6 significant digits, None as ``-``.
     """
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(
+        title=None if title is None else Text(title),
+        title_justify="left",
+        header_style="bold",
+    )
     for name in header:
-        table.add_column(name, overflow="fold")
+        table.add_column(Text(name), overflow="fold")
     for row in rows:
-        table.add_row(*(_cell(value) for value in row))
+        table.add_row(*(Text(_cell(value)) for value in row))
     _stdout().print(table)
 
 
@@ -159,7 +174,7 @@ def status(message: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    with _stderr().status(message):
+    with _stderr().status(Text(message)):
         yield
 
 
@@ -178,7 +193,7 @@ def progress(description: str, total: int) -> Iterator[Callable[[str], None]]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
@@ -213,7 +228,7 @@ def step_progress(description: str) -> Iterator[Callable[[str], None] | None]:
 
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         TextColumn("[{task.completed} done]"),
         TimeElapsedColumn(),
         console=_stderr(),

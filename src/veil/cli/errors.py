@@ -109,7 +109,23 @@ _EXTRAS = {
 }
 
 
+def _is_encoding_error(error: BaseException) -> bool:
+    """A text file in another encoding, or an unknown encoding name (from a plan field)."""
+    if isinstance(error, UnicodeError):
+        return True
+    return type(error) is LookupError and "encoding" in str(error)
+
+
 def _message(error: BaseException, context: str | None) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        text = (
+            f"not valid {error.encoding} text (byte {error.start}: {error.reason}); give "
+            "the file's encoding (e.g. latin-1)"
+        )
+        return f"veil: error: {text if context is None else f'{context}: {text}'}"
+    if _is_encoding_error(error):
+        text = f"{one_line(str(error))}; use an encoding Python knows (utf-8, latin-1, cp1252)"
+        return f"veil: error: {text if context is None else f'{context}: {text}'}"
     if isinstance(error, ImportError):
         module = (error.name or "").partition(".")[0]
         extra = _EXTRAS.get(module)
@@ -149,14 +165,19 @@ def reporting_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
 
     A :class:`~veil.errors.VeilError` or :class:`OSError` becomes one line on standard
     error and the exit code of :func:`exit_code`; a missing optional dependency names the
-    extra that installs it (exit code 2); other exceptions (bugs) propagate.
+    extra that installs it, text in another encoding or an unknown encoding name says so
+    (exit code 2); other exceptions (bugs) propagate.
     """
 
     @functools.wraps(command)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return command(*args, **kwargs)
-        except (VeilError, OSError, ImportError) as error:
+        except (VeilError, OSError, ImportError, UnicodeError) as error:
+            raise fail(error) from None
+        except LookupError as error:
+            if not _is_encoding_error(error):
+                raise
             raise fail(error) from None
 
     return wrapper
@@ -164,7 +185,7 @@ def reporting_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
 
 @contextlib.contextmanager
 def errors_about(context: str) -> Iterator[None]:
-    """Report a veil or file error raised in the block as being about ``context``.
+    """Report a veil, file or text-encoding error raised in the block as about ``context``.
 
     Parameters
     ----------
@@ -179,5 +200,9 @@ def errors_about(context: str) -> Iterator[None]:
     """
     try:
         yield
-    except (VeilError, OSError) as error:
+    except (VeilError, OSError, UnicodeError) as error:
+        raise fail(error, context) from None
+    except LookupError as error:
+        if not _is_encoding_error(error):
+            raise
         raise fail(error, context) from None

@@ -4,12 +4,20 @@ A file ending in ``.parquet`` or ``.pq`` is Parquet (needs pyarrow, the ``releas
 extra); ``.csv``, ``.tsv``, ``.txt`` and compressed CSV (``.csv.gz``, ``.csv.bz2``,
 ``.csv.xz``, ``.csv.zip``) are CSV, with ``--sep`` as the separator (default ``,``, or a
 tab for ``.tsv``). Errors name the option or argument, the file and what is allowed.
+
+Every CSV written here has its formula-like text cells escaped
+(:func:`veil.spreadsheet.escape_formulas`) unless the caller asks for raw cells; a
+release and the files that go with it (a map) are built first and written last, never
+over an input file.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,12 +29,16 @@ from veil.cli.errors import CliUsageError
 __all__ = [
     "CSV_SUFFIXES",
     "PARQUET_SUFFIXES",
+    "check_encoding",
+    "check_outputs",
+    "escape_csv_cells",
     "output_folder",
     "read_table",
     "require_columns",
     "split_list",
     "split_numbers",
     "table_format",
+    "write_release",
     "write_table",
 ]
 
@@ -36,23 +48,61 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 TableFormat = Literal["csv", "parquet"]
 
 
-def table_format(path: Path, parameter: str) -> TableFormat:
-    """``"csv"`` or ``"parquet"`` from the file name.
+def table_format(path: Path, parameter: str, declared: str | None = None) -> TableFormat:
+    """``"csv"`` or ``"parquet"`` from the file name, which must agree with ``declared``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    parameter : str
+        The option or argument it came from, for error messages.
+    declared : {"csv", "parquet"}, optional
+        A format given explicitly (``--format``, a plan's ``format:``).
 
     Raises
     ------
     CliUsageError
-        The name ends in neither (the message lists the allowed endings).
+        The name ends in neither (the message lists the allowed endings), or in the
+        other format than ``declared`` (Parquet written into ``x.csv``).
     """
     name = path.name.lower()
+    found: TableFormat
     if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    raise CliUsageError(
-        f"{parameter}: cannot tell the format of {os.fspath(path)!r}; the name must end in "
-        f"one of {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}"
-    )
+        found = "parquet"
+    elif name.endswith(CSV_SUFFIXES):
+        found = "csv"
+    else:
+        raise CliUsageError(
+            f"{parameter}: cannot tell the format of {os.fspath(path)!r}; the name must end "
+            f"in one of {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}"
+        )
+    if declared is not None and declared != found:
+        suffixes = PARQUET_SUFFIXES if declared == "parquet" else CSV_SUFFIXES
+        raise CliUsageError(
+            f"{parameter}: {os.fspath(path)!r} is named as {found} but the format is "
+            f"{declared}; name it with one of {', '.join(suffixes)}"
+        )
+    return found
+
+
+def check_encoding(encoding: str | None, parameter: str = "--encoding") -> str | None:
+    """``encoding`` when Python knows it (None stays None: UTF-8).
+
+    Raises
+    ------
+    CliUsageError
+        An unknown encoding name.
+    """
+    if encoding is None:
+        return None
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise CliUsageError(
+            f"{parameter}: unknown text encoding {encoding!r}; use a name Python knows, "
+            "such as utf-8, latin-1 or cp1252"
+        ) from None
 
 
 def _separator(path: Path, sep: str | None) -> str:
@@ -70,8 +120,11 @@ def read_table(
     text_columns: Sequence[str] = (),
     all_text: bool = False,
     parameter: str = "DATA",
+    encoding: str | None = None,
 ) -> pd.DataFrame:
     """Read a CSV or Parquet table.
+
+    A blank line of a one-column CSV is a missing value, not a line to skip.
 
     Parameters
     ----------
@@ -86,13 +139,17 @@ def read_table(
         written back exactly as read).
     parameter : str
         The argument or option the file came from, for error messages.
+    encoding : str, optional
+        Text encoding of a CSV (default UTF-8).
 
     Raises
     ------
     CliUsageError
-        The file is missing, a folder, of an unknown format or unreadable.
+        The file is missing, a folder, of an unknown format, not in ``encoding`` or
+        unreadable; the encoding is unknown.
     """
     fmt = table_format(path, parameter)
+    codec = check_encoding(encoding)
     where = f"{parameter}: {os.fspath(path)!r}"
     if not path.exists():
         raise CliUsageError(f"{where} does not exist")
@@ -102,7 +159,12 @@ def read_table(
         if fmt == "parquet":
             frame: pd.DataFrame = pd.read_parquet(path)
             return frame
-        options: dict[str, Any] = {"sep": _separator(path, sep)}
+        options: dict[str, Any] = {"sep": _separator(path, sep), "encoding": codec}
+        # One column: a blank line is an empty value (pandas would skip it, shifting
+        # every later row); in a wider table a blank line is no record.
+        header = pd.read_csv(path, nrows=0, **options)
+        if len(header.columns) == 1:
+            options["skip_blank_lines"] = False
         if all_text:
             options["dtype"] = str
         elif text_columns:
@@ -115,24 +177,111 @@ def read_table(
         ) from None
     except pd.errors.EmptyDataError:
         raise CliUsageError(f"{where} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except UnicodeDecodeError as exc:
+        raise CliUsageError(
+            f"{where} is not valid {codec or 'utf-8'} text (byte {exc.start}: "
+            f"{exc.reason}); give its encoding with --encoding (e.g. latin-1)"
+        ) from None
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
         kind = "Parquet" if fmt == "parquet" else "CSV"
         reason = " ".join(str(exc).split())[:300]
         raise CliUsageError(f"{where} is not a readable {kind} file ({reason})") from None
 
 
-def _check_target(path: Path, parameter: str, inputs: Sequence[Path]) -> None:
-    parent = path.resolve().parent
-    if not parent.is_dir():
-        raise CliUsageError(f"{parameter}: the folder {os.fspath(parent)!r} does not exist")
-    if path.is_dir():
-        raise CliUsageError(f"{parameter}: {os.fspath(path)!r} is a folder, not a file")
-    for source in inputs:
-        if source.exists() and path.exists() and path.samefile(source):
-            raise CliUsageError(
-                f"{parameter}: {os.fspath(path)!r} is the input file; write the release "
-                "to another file"
-            )
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return a.samefile(b)
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(outputs: Mapping[str, Path | None], inputs: Sequence[Path]) -> None:
+    """Refuse, before any work, outputs that cannot be written or would replace an input.
+
+    Parameters
+    ----------
+    outputs : mapping of str to pathlib.Path or None
+        Option name (``"--out"``, ``"--map"``) to target; None entries are skipped.
+    inputs : sequence of pathlib.Path
+        Every file the command reads (the data, hierarchy files, a key file).
+
+    Raises
+    ------
+    CliUsageError
+        A target's folder is missing, the target is a folder, it is one of ``inputs``
+        (also through a link), or two options name the same file.
+    """
+    given = [(name, path) for name, path in outputs.items() if path is not None]
+    for name, path in given:
+        parent = path.resolve().parent
+        if not parent.is_dir():
+            raise CliUsageError(f"{name}: the folder {os.fspath(parent)!r} does not exist")
+        if path.is_dir():
+            raise CliUsageError(f"{name}: {os.fspath(path)!r} is a folder, not a file")
+        for source in inputs:
+            if _same_file(path, source):
+                raise CliUsageError(
+                    f"{name}: {os.fspath(path)!r} is an input file ({os.fspath(source)!r}); "
+                    "write to another file"
+                )
+    for i, (name, path) in enumerate(given):
+        for other, other_path in given[i + 1 :]:
+            if _same_file(path, other_path):
+                raise CliUsageError(
+                    f"{name}, {other}: both name {os.fspath(path)!r}; give different files"
+                )
+
+
+# A text cell that is a plain signed number (-5, +1.5e3) is a number to a spreadsheet,
+# never a formula: it is left as it is, so that a column read as text keeps its values.
+_SIGNED_NUMBER = r"^[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
+
+
+def escape_csv_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Escape the text cells a spreadsheet would run as formulas (OWASP's rule).
+
+    :func:`veil.spreadsheet.escape_formulas`, except that text holding only a number
+    (``"-5"`` of a column read as text) is left as it is.
+
+    Returns
+    -------
+    escaped : pandas.DataFrame
+        ``frame`` itself when nothing needed escaping, else an escaped copy.
+    counts : dict of str to int
+        Cells escaped per column (only columns with at least one).
+    """
+    from veil.spreadsheet import escape_formulas
+
+    escaped, counts = escape_formulas(frame)
+    if not counts:
+        return escaped, counts
+    kept: dict[str, int] = {}
+    restored: dict[Hashable, pd.Series] = {}
+    names: list[Hashable] = [c for c in frame.columns if str(c) in counts]
+    for name in names:
+        original = frame[name]
+        # Non-text cells give NA, hence False; every matching cell was one escaped.
+        number = original.astype(object).str.match(_SIGNED_NUMBER, na=False).astype(bool)
+        n = counts[str(name)] - int(number.sum())
+        if number.any():
+            restored[name] = escaped[name].where(~number, original.astype(object))
+        if n > 0:
+            kept[str(name)] = n
+    if not restored:
+        return escaped, kept
+    if not kept:
+        return frame, kept
+    out = escaped.copy(deep=False)
+    for name, series in restored.items():
+        out[name] = series
+    return out, kept
+
+
+def _write_one(
+    frame: pd.DataFrame, path: Path, fmt: TableFormat, separator: str
+) -> Callable[[str], object]:
+    if fmt == "parquet":
+        return lambda tmp: frame.to_parquet(tmp, index=False)
+    return lambda tmp: frame.to_csv(tmp, index=False, sep=separator)
 
 
 def write_table(
@@ -142,13 +291,15 @@ def write_table(
     sep: str | None = None,
     parameter: str = "--out",
     inputs: Sequence[Path] = (),
-) -> None:
+    raw_csv: bool = False,
+    declared: str | None = None,
+) -> dict[str, int]:
     """Write ``frame`` (without its index) to ``path`` atomically, CSV or Parquet by name.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The table.
+        The table; not modified.
     path : pathlib.Path
         The target; its folder must exist, and it must not be one of ``inputs``.
     sep : str, optional
@@ -157,19 +308,90 @@ def write_table(
         The option the path came from, for error messages.
     inputs : sequence of pathlib.Path
         Files the command read, which must not be overwritten.
+    raw_csv : bool, default False
+        Write CSV cells as they are; by default text cells that a spreadsheet would run
+        as formulas get a leading apostrophe (:func:`escape_csv_cells`).
+    declared : {"csv", "parquet"}, optional
+        A format given explicitly, which must agree with the name.
+
+    Returns
+    -------
+    dict of str to int
+        CSV cells escaped per column (empty for Parquet, with ``raw_csv``, or when no
+        cell needed it).
 
     Raises
     ------
     CliUsageError
-        Unknown format, missing folder, or the target is an input.
+        Unknown format or one the name disagrees with, missing folder, or the target is
+        an input.
     """
-    fmt = table_format(path, parameter)
-    _check_target(path, parameter, inputs)
-    if fmt == "parquet":
-        write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
-    else:
-        separator = _separator(path, sep)
-        write_atomic(path, lambda tmp: frame.to_csv(tmp, index=False, sep=separator))
+    return write_release(
+        frame,
+        path,
+        sep=sep,
+        parameter=parameter,
+        inputs=inputs,
+        raw_csv=raw_csv,
+        declared=declared,
+    )
+
+
+def write_release(
+    frame: pd.DataFrame,
+    path: Path,
+    *,
+    sep: str | None = None,
+    parameter: str = "--out",
+    inputs: Sequence[Path] = (),
+    raw_csv: bool = False,
+    declared: str | None = None,
+    extras: Sequence[tuple[str, Path, Callable[[str], object]]] = (),
+) -> dict[str, int]:
+    """Write a released table and the files that go with it, all or none.
+
+    Each extra file (a map) is built first into a hidden file beside its target; only
+    when every one is built is the table written (atomically), then the extras moved
+    into place. A failure while building leaves no output behind.
+
+    Parameters
+    ----------
+    frame, path, sep, parameter, inputs, raw_csv, declared
+        As for :func:`write_table`.
+    extras : sequence of (str, pathlib.Path, callable)
+        Each extra file: the option that named it, its target, and
+        ``build(temporary_path)`` writing it (the temporary path ends like the target).
+
+    Returns
+    -------
+    dict of str to int
+        CSV cells escaped per column, as :func:`write_table`.
+    """
+    fmt = table_format(path, parameter, declared)
+    check_outputs({parameter: path, **{name: target for name, target, _ in extras}}, inputs)
+    counts: dict[str, int] = {}
+    if fmt == "csv" and not raw_csv:
+        frame, counts = escape_csv_cells(frame)
+    write = _write_one(frame, path, fmt, _separator(path, sep))
+    staged: list[tuple[str, Path]] = []
+    try:
+        for _, target, build in extras:
+            descriptor, tmp = tempfile.mkstemp(
+                dir=target.resolve().parent, prefix=f".{target.name}.", suffix=target.suffix
+            )
+            os.close(descriptor)
+            staged.append((tmp, target))
+            build(tmp)
+            os.chmod(tmp, 0o644)
+        write_atomic(path, write)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+        staged = []
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+    return counts
 
 
 def output_folder(path: Path, parameter: str = "--out") -> Path:

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-__all__ = ["Json", "OutFile", "Seed", "Sep"]
+__all__ = [
+    "DropOther",
+    "Encoding",
+    "Json",
+    "KeepOrder",
+    "KeepOther",
+    "OutFile",
+    "OutFormat",
+    "RawCsv",
+    "Seed",
+    "Sep",
+    "TableFormatChoice",
+]
 
 Json = Annotated[
     bool,
@@ -35,5 +48,64 @@ OutFile = Annotated[
         "--out",
         help="The released table: .csv (.tsv, .csv.gz, ...) or .parquet; written "
         "atomically, never over the input.",
+    ),
+]
+
+
+class TableFormatChoice(str, enum.Enum):
+    """The format of a released table."""
+
+    csv = "csv"
+    parquet = "parquet"
+
+
+OutFormat = Annotated[
+    TableFormatChoice | None,
+    typer.Option(
+        "--format",
+        help="csv or parquet: must agree with the --out file name (default: from the name).",
+    ),
+]
+Encoding = Annotated[
+    str | None,
+    typer.Option(
+        "--encoding",
+        help="Text encoding of the input CSV (e.g. latin-1). Default: utf-8. Outputs are "
+        "written in UTF-8.",
+    ),
+]
+KeepOther = Annotated[
+    bool,
+    typer.Option(
+        "--keep-other",
+        help="Copy the columns the command does not treat into the release unchanged; a "
+        "warning names those that carry the treated information (another coordinate "
+        "pair, coordinates as text, identifiers, addresses, personal data in text). "
+        "Default: refuse a table with such untreated columns.",
+    ),
+]
+DropOther = Annotated[
+    bool,
+    typer.Option(
+        "--drop-other",
+        help="Release only the columns the command names; the others are left out.",
+    ),
+]
+KeepOrder = Annotated[
+    bool,
+    typer.Option(
+        "--keep-order",
+        help="Keep the input's row order (a warning says that it can link released rows "
+        "to people by position). Default: rows in a random order from the secure "
+        "generator (from --seed where the command has one).",
+    ),
+]
+RawCsv = Annotated[
+    bool,
+    typer.Option(
+        "--raw-csv",
+        help="Write CSV cells as they are, even those a spreadsheet would run as a "
+        "formula (starting with =, +, -, @, a tab or a carriage return). Default: such "
+        "text cells get a leading apostrophe. Parquet is never changed.",
     ),
 ]

@@ -5,22 +5,41 @@ public functions of one package (:mod:`veil.risk`, :mod:`veil.anonymity`,
 :mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo`) and, except ``risk``, writes the
 released table atomically. It prints what was done and what it cost in privacy, as a
 table or, with ``--json``, as JSON. No privacy decision is made here.
+
+The path around the treatment is part of the guarantee, as in a release plan:
+
+* columns the command does not name are refused unless ``--drop-other`` leaves them
+  out or ``--keep-other`` copies them (with a warning naming those that carry the
+  treated information, found by :func:`veil.risk.find_carriers`);
+* released rows are in a random order from the secure generator
+  (:func:`veil.frames.shuffle_rows`; ``--keep-order`` opts out, with a warning);
+* CSV cells a spreadsheet would run as formulas are escaped (``--raw-csv`` opts out);
+* every output is checked before any work (never over an input, never two outputs on
+  one file) and written only when everything is built.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
+import math
 import os
+import re
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 
 from veil.cli.console import (
+    Warnings,
     captured_warnings,
     emit_json,
+    print_note,
     print_table,
     print_text,
     print_warnings,
@@ -28,21 +47,40 @@ from veil.cli.console import (
 )
 from veil.cli.errors import CheckFailedError, CliUsageError, reporting_errors
 from veil.cli.files import (
+    check_encoding,
+    check_outputs,
+    escape_csv_cells,
     read_table,
     require_columns,
     split_list,
     split_numbers,
-    write_table,
+    table_format,
+    write_release,
 )
-from veil.cli.options import Json, OutFile, Seed, Sep
+from veil.cli.options import (
+    DropOther,
+    Encoding,
+    Json,
+    KeepOrder,
+    KeepOther,
+    OutFile,
+    OutFormat,
+    RawCsv,
+    Seed,
+    Sep,
+    TableFormatChoice,
+)
+from veil.errors import PrivacyWarning
 
 if TYPE_CHECKING:
     from veil.masking import SecretKey
 
 __all__ = [
     "GeoMask",
+    "GeoProjection",
     "LdpMechanism",
     "MaskMethod",
+    "OutsidePolicy",
     "anonymize",
     "geo",
     "ldp",
@@ -68,6 +106,182 @@ def _print_costs(costs: list[dict[str, Any]]) -> None:
             for c in costs
         ],
     )
+
+
+def _distinct(columns: Sequence[str], parameter: str) -> None:
+    """Refuse a column named twice (``--lat lat --lon lat``)."""
+    twice = [c for c, n in collections.Counter(columns).items() if n > 1]
+    if twice:
+        raise CliUsageError(
+            f"{parameter}: {', '.join(repr(c) for c in twice)} named more than once; each "
+            "needs its own column"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Treated:
+    """The columns a command names, by what it does to them (for the carrier check)."""
+
+    location: tuple[str, str] | None = None
+    numeric: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    # Named by the command and released as they are (anonymize's sensitive attributes).
+    kept: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        return list(
+            dict.fromkeys(
+                [*(self.location or ()), *self.numeric, *self.categorical, *self.identifiers,
+                 *self.kept]
+            )
+        )  # fmt: skip
+
+
+def _listed(names: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(repr(str(n)) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _other_columns(
+    frame: pd.DataFrame, treated: _Treated, keep_other: bool, drop_other: bool, name: str
+) -> pd.DataFrame:
+    """``frame`` with the columns the command does not name, dropped or kept (warned).
+
+    Raises
+    ------
+    CliUsageError
+        There are such columns and neither --keep-other nor --drop-other is given (the
+        message names the ones that carry the treated information), or both are given.
+    """
+    from veil.risk import find_carriers
+
+    if keep_other and drop_other:
+        raise CliUsageError("--keep-other, --drop-other: give one of them, not both")
+    named = set(treated.columns)
+    others = [str(c) for c in frame.columns if c not in named]
+    if not others:
+        return frame
+    if drop_other:
+        return frame[[c for c in frame.columns if c in named]]
+    carriers = find_carriers(
+        frame,
+        location=treated.location,
+        numeric=treated.numeric,
+        categorical=treated.categorical,
+        identifiers=treated.identifiers,
+    )
+    found = "; ".join(c.describe() for c in carriers)
+    if keep_other:
+        if carriers:
+            warnings.warn(
+                f"--keep-other: {len(carriers)} of the columns copied unchanged carry what the "
+                f"command protects or identify the record: {found}",
+                PrivacyWarning,
+                stacklevel=2,
+            )
+        return frame
+    carried = (
+        f"; {len(carriers)} of them carry what the command protects or identify the record: {found}"
+        if carriers
+        else ""
+    )
+    raise CliUsageError(
+        f"--keep-other, --drop-other: {name} has {len(others)} column(s) the command does not "
+        f"treat ({_listed(others)}){carried}; give --drop-other to release only "
+        f"{_listed(treated.columns)}, or --keep-other to copy the others unchanged"
+    )
+
+
+def _row_order(frame: pd.DataFrame, keep_order: bool, rng: np.random.Generator) -> pd.DataFrame:
+    """``frame``'s rows shuffled with ``rng``, or as they are with a warning (--keep-order)."""
+    from veil.frames import shuffle_rows
+
+    if keep_order:
+        warnings.warn(
+            "--keep-order: released rows keep the input's order, which links them to people "
+            "by position (a file sorted by date, or with the positive cases first)",
+            PrivacyWarning,
+            stacklevel=2,
+        )
+        return frame
+    return shuffle_rows(frame, rng)
+
+
+def _streams(seed: int | None) -> tuple[np.random.Generator, np.random.Generator]:
+    """Independent generators for the noise and the row order, from ``--seed`` or the CSPRNG."""
+    from veil.rng import resolve_rng, spawn
+
+    noise, order = spawn(resolve_rng(seed, stacklevel=4), 2)
+    return noise, order
+
+
+@dataclasses.dataclass(frozen=True)
+class _Output:
+    """Where and how a command writes its release (options shared by every command)."""
+
+    out: Path
+    sep: str | None
+    declared: TableFormatChoice | None
+    raw_csv: bool
+    keep_order: bool
+    inputs: tuple[Path, ...]
+
+    def check(self, extra: dict[str, Path | None] | None = None) -> None:
+        """Refuse bad outputs before any work is done."""
+        table_format(self.out, "--out", None if self.declared is None else self.declared.value)
+        check_outputs({"--out": self.out, **(extra or {})}, self.inputs)
+
+    @property
+    def is_csv(self) -> bool:
+        return table_format(self.out, "--out") == "csv"
+
+    def write(
+        self,
+        frame: pd.DataFrame,
+        extras: Sequence[tuple[str, Path, Callable[[str], object]]] = (),
+    ) -> dict[str, Any]:
+        """Write the release (and ``extras``); return what was done to its CSV cells."""
+        # Parquet would carry attrs (the recorded costs) into the file's metadata.
+        frame = frame.copy(deep=False)
+        frame.attrs = {}
+        if self.is_csv and self.raw_csv:
+            _, would = escape_csv_cells(frame)
+            if would:
+                warnings.warn(
+                    f"--raw-csv: {sum(would.values())} cell(s) start like spreadsheet formulas "
+                    f"and are written as they are (columns {_listed(list(would))})",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        escaped = write_release(
+            frame,
+            self.out,
+            sep=self.sep,
+            inputs=self.inputs,
+            raw_csv=self.raw_csv,
+            declared=None if self.declared is None else self.declared.value,
+            extras=extras,
+        )
+        return {
+            "csv_formulas": None if not self.is_csv else "raw" if self.raw_csv else "escaped",
+            "csv_cells_escaped": escaped,
+        }
+
+
+def _escaped_text(written: dict[str, Any]) -> str:
+    counts: dict[str, int] = written["csv_cells_escaped"]
+    if not counts:
+        return ""
+    return (
+        f"; escaped {sum(counts.values())} cell(s) a spreadsheet would run as formulas "
+        f"({', '.join(f'{c}: {n}' for c, n in counts.items())}; --raw-csv writes them as read)"
+    )
+
+
+def _order_text(keep_order: bool) -> str:
+    return "rows in input order" if keep_order else "rows shuffled"
 
 
 # ----------------------------------------------------------------------------- risk
@@ -102,6 +316,7 @@ def risk(
         ),
     ] = None,
     sep: Sep = None,
+    encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
     """Re-identification risk of a table from its quasi-identifiers (nothing is written).
@@ -112,7 +327,13 @@ def risk(
     from veil.risk import summary
 
     columns = split_list(qi, "--qi")
-    frame = read_table(data, sep=sep)
+    _distinct(columns, "--qi")
+    _in_range(threshold, "--threshold", low_open=True)
+    if sampling_fraction is not None:
+        _in_range(sampling_fraction, "--sampling-fraction", low_open=True)
+    if fail_above is not None:
+        _in_range(fail_above, "--fail-above", low_open=False)
+    frame = read_table(data, sep=sep, encoding=encoding)
     require_columns(frame, columns, "--qi", data.name)
     result = summary(frame, columns, threshold=threshold, sampling_fraction=sampling_fraction)
     measures = result.to_dict()
@@ -138,6 +359,14 @@ def risk(
             f"--fail-above: the highest prosecutor risk {result.prosecutor_highest:.6g} "
             f"exceeds {fail_above:g}"
         )
+
+
+def _in_range(value: float, parameter: str, *, low_open: bool) -> None:
+    """Refuse a risk or fraction outside (0, 1] (``low_open``) or [0, 1], NaN included."""
+    low_ok = value > 0.0 if low_open else value >= 0.0
+    if not (math.isfinite(value) and low_ok and value <= 1.0):
+        allowed = "in (0, 1]" if low_open else "in [0, 1]"
+        raise CliUsageError(f"{parameter}: must be a number {allowed}, got {value!r}")
 
 
 # ------------------------------------------------------------------------- anonymize
@@ -242,51 +471,71 @@ def anonymize(
             "removing them.",
         ),
     ] = False,
+    keep_other: KeepOther = False,
+    drop_other: DropOther = False,
+    keep_order: KeepOrder = False,
+    raw_csv: RawCsv = False,
+    out_format: OutFormat = None,
     sep: Sep = None,
+    encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
     """Optimal generalization of the quasi-identifiers with record suppression.
 
     Searches the lattice of hierarchy levels for the transformation with the best
     metric satisfying every model (veil.anonymity.anonymize) and writes the released
-    table. Exit code 1 when no transformation satisfies the models.
+    table, its rows in a random order. Columns other than the quasi-identifiers and the
+    sensitive attributes of --l/--t need --drop-other or --keep-other. Exit code 1 when
+    no transformation satisfies the models.
     """
     from veil.anonymity import Hierarchy
     from veil.anonymity import anonymize as run_search
+    from veil.rng import resolve_rng
 
     pairs = _named_pairs(hierarchy, "--hierarchy", "=", "COLUMN=FILE.csv")
+    _distinct([column for column, _ in pairs], "--hierarchy")
     models = _models(k, l_diversity or [], t_closeness or [])
+    check_encoding(encoding)
+    files = [Path(path) for _, path in pairs]
+    output = _Output(out, sep, out_format, raw_csv, keep_order, (data, *files))
+    output.check()
     hierarchies: dict[str, Hierarchy] = {}
     for column, path in pairs:
-        if not Path(path).is_file():
-            raise CliUsageError(f"--hierarchy: file {path!r} (for {column!r}) does not exist")
-        hierarchies[column] = Hierarchy.from_csv(path)
+        hierarchies[column] = _hierarchy(column, Path(path))
     # Generalization maps the values as written in the hierarchy files: read them as text.
-    frame = read_table(data, sep=sep, text_columns=list(hierarchies))
+    frame = read_table(data, sep=sep, text_columns=list(hierarchies), encoding=encoding)
     require_columns(frame, list(hierarchies), "--hierarchy", data.name)
     sensitive = sorted({a for m in models if (a := getattr(m, "attribute", None)) is not None})
-    with captured_warnings() as caught, status("searching the generalization lattice"):
-        result = run_search(
-            frame,
-            hierarchies,
-            models,
-            max_suppression=max_suppression,
-            metric=metric,
-            sensitive=sensitive or None,
-            suppression="mark" if mark else "remove",
-            time_limit=time_limit,
-        )
-    write_table(result.data, out, sep=sep, inputs=[data])
+    require_columns(frame, sensitive, "--l, --t", data.name)
+    treated = _Treated(categorical=tuple(hierarchies), kept=tuple(sensitive))
+    with captured_warnings() as caught:
+        frame = _other_columns(frame, treated, keep_other, drop_other, data.name)
+        with status("searching the generalization lattice"):
+            result = run_search(
+                frame,
+                hierarchies,
+                models,
+                max_suppression=max_suppression,
+                metric=metric,
+                sensitive=sensitive or None,
+                suppression="mark" if mark else "remove",
+                time_limit=time_limit,
+            )
+        released = _row_order(result.data, keep_order, resolve_rng(None))
+        written = output.write(released)
     print_warnings(caught)
     payload = {
         "out": out,
         "rows_in": len(frame),
-        "rows_out": len(result.data),
+        "rows_out": len(released),
         "suppressed": result.suppressed,
         "levels": result.levels,
         "optimal": result.optimal,
         "metrics": result.metrics,
         "models": [repr(m) for m in models],
+        "columns": [str(c) for c in released.columns],
+        "row_order": "input" if keep_order else "shuffled",
+        **written,
         "warnings": caught,
     }
     if as_json:
@@ -301,8 +550,24 @@ def anonymize(
     print_table("Quality", ["metric", "value"], [[m, v] for m, v in result.metrics.items()])
     print_text(
         f"models: {', '.join(repr(m) for m in models)}\n"
-        f"suppressed {result.suppressed} of {len(frame)} records; wrote {out}"
+        f"suppressed {result.suppressed} of {len(frame)} records; {_order_text(keep_order)}; "
+        f"wrote {out}{_escaped_text(written)}"
     )
+
+
+def _hierarchy(column: str, path: Path) -> Any:
+    """The hierarchy file of ``column``, or an error naming --hierarchy and the file."""
+    from veil.anonymity import Hierarchy
+
+    where = f"--hierarchy: file {os.fspath(path)!r} (for {column!r})"
+    if not path.is_file():
+        raise CliUsageError(f"{where} does not exist")
+    try:
+        return Hierarchy.from_csv(path)
+    except UnicodeDecodeError as exc:
+        raise CliUsageError(
+            f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8"
+        ) from None
 
 
 # ------------------------------------------------------------------------------- ldp
@@ -399,13 +664,20 @@ def ldp(
             "--new-column", help="Add dp_COLUMN next to the original instead of replacing it."
         ),
     ] = False,
+    keep_other: KeepOther = False,
+    drop_other: DropOther = False,
+    keep_order: KeepOrder = False,
+    raw_csv: RawCsv = False,
+    out_format: OutFormat = None,
     seed: Seed = None,
     sep: Sep = None,
+    encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
     """Local differential privacy on one column (the veil.ldp functions).
 
-    Prints the privacy cost per record the mechanism recorded.
+    Prints the privacy cost per record the mechanism recorded. The other columns need
+    --drop-other or --keep-other; released rows are in a random order.
     """
     from veil import ldp as toolkit
     from veil.mechanisms import PrivacyLedger, ordinal_scores
@@ -439,16 +711,29 @@ def ldp(
     ):
         raise CliUsageError(f"--calibration: not for --mechanism {mechanism.value}")
 
+    check_encoding(encoding)
+    output = _Output(out, sep, out_format, raw_csv, keep_order, (data,))
+    output.check()
     text = [] if numerical else [column]
-    frame = read_table(data, sep=sep, text_columns=text)
+    frame = read_table(data, sep=sep, text_columns=text, encoding=encoding)
     require_columns(frame, [column], "--column", data.name)
     categories = (
         None if domain is None else _domain_values(split_list(domain, "--domain"), frame[column])
     )
+    treated = _Treated(numeric=(column,)) if numerical else _Treated(categorical=(column,))
     ledger = PrivacyLedger()
-    common: dict[str, Any] = {"missing": missing.value, "rng": seed, "ledger": ledger}
     extra: dict[str, Any] = {} if calibration is None else {"calibration": calibration}
     with captured_warnings() as caught:
+        frame = _other_columns(frame, treated, keep_other, drop_other, data.name)
+        noise, order = _streams(seed)
+        common: dict[str, Any] = {"missing": missing.value, "rng": noise, "ledger": ledger}
+        if new_column:
+            warnings.warn(
+                f"--new-column: the original column {column!r} is released beside "
+                f"dp_{column}, unprotected",
+                PrivacyWarning,
+                stacklevel=1,
+            )
         if mechanism is LdpMechanism.laplace:
             released = toolkit.dp_clip_laplace(
                 frame, column, epsilon, lo, hi, new_column, resolution=resolution, **common
@@ -487,9 +772,8 @@ def ldp(
             released = toolkit.dp_randomized_response_binary(
                 frame, column, epsilon, new_column, domain=categories, **common
             )
-    # Parquet would carry attrs (the recorded costs) into the file's metadata.
-    released.attrs = {}
-    write_table(released, out, sep=sep, inputs=[data])
+        released = _row_order(released, keep_order, order)
+        written = output.write(released)
     print_warnings(caught)
     costs = _costs(ledger)
     if as_json:
@@ -499,8 +783,11 @@ def ldp(
                 "column": column,
                 "mechanism": mechanism.value,
                 "rows": len(released),
+                "columns": [str(c) for c in released.columns],
+                "row_order": "input" if keep_order else "shuffled",
                 "costs": costs,
                 "total": dataclasses.asdict(ledger.total()),
+                **written,
                 "warnings": caught,
             }
         )
@@ -509,7 +796,7 @@ def ldp(
     total = ledger.total()
     print_text(
         f"privacy per record: epsilon={total.epsilon:.6g}, delta={total.delta:.3g}; "
-        f"wrote {len(released)} rows to {out}"
+        f"wrote {len(released)} rows to {out} ({_order_text(keep_order)}){_escaped_text(written)}"
     )
 
 
@@ -531,14 +818,48 @@ class MaskMethod(str, enum.Enum):
 _KEYED = (MaskMethod.hmac, MaskMethod.ff1)
 
 
+def _scrub(text: str, secret: str | None, name: str) -> str:
+    """``text`` without ``secret`` (an option value that may be a key passed by mistake)."""
+    if not secret:
+        return text
+    for form in {secret, repr(secret), secret.strip()}:
+        if form:
+            text = text.replace(form, name)
+    return text
+
+
 def _load_key(key_file: Path | None, key_env: str | None, key_id: str | None) -> SecretKey:
+    """The key of --key-file or --key-env; no message repeats either option's value.
+
+    A key passed by mistake as the value (``--key-env "$VK"``) must not be printed: the
+    variable name is replaced by a placeholder in every message, and a key file's name
+    is shown only when it looks like a file name (holds a dot).
+    """
+    from veil.errors import VeilError
     from veil.masking import SecretKey
 
-    key = (
-        SecretKey.from_file(key_file) if key_file is not None else SecretKey.from_env(str(key_env))
+    hidden = str(key_env) if key_file is None else os.fspath(key_file)
+    placeholder = (
+        "the variable named by --key-env" if key_file is None else "the file named by --key-file"
     )
-    if key_id is not None:
-        key.require_id(key_id)
+    if key_file is not None and "." in key_file.name:
+        hidden = ""
+    try:
+        key = (
+            SecretKey.from_file(key_file)
+            if key_file is not None
+            else SecretKey.from_env(str(key_env))
+        )
+        if key_id is not None:
+            key.require_id(key_id)
+    except (VeilError, OSError) as error:
+        option = "--key-file" if key_file is not None else "--key-env"
+        if isinstance(error, OSError) and not isinstance(error, VeilError):
+            reason = error.strerror or type(error).__name__
+            text = f"{os.fspath(key_file or '')!r}: {reason}"
+        else:
+            text = str(error)
+        raise CliUsageError(f"{option}: {_scrub(text, hidden, placeholder)}") from None
     return key
 
 
@@ -601,15 +922,23 @@ def mask(
         int,
         typer.Option("--keep-last", help="mask-partial/mask-phone: characters left visible."),
     ] = 4,
+    keep_other: KeepOther = False,
+    drop_other: DropOther = False,
+    keep_order: KeepOrder = False,
+    raw_csv: RawCsv = False,
+    out_format: OutFormat = None,
     sep: Sep = None,
+    encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
     """Mask direct identifiers (veil.masking); keys come from a file or a variable.
 
     Keyed methods (hmac, ff1) need exactly one of --key-file or --key-env; the key is
-    never printed or written, only its id.
+    never printed or written, only its id. The other columns need --drop-other or
+    --keep-other; released rows are in a random order.
     """
     from veil import masking
+    from veil.rng import resolve_rng
 
     if method in _KEYED:
         if (key_file is None) == (key_env is None):
@@ -618,11 +947,19 @@ def mask(
             )
     elif key_file is not None or key_env is not None or key_id is not None:
         raise CliUsageError(f"--key-file, --key-env, --key-id: not for --method {method.value}")
+    _distinct(column, "--column")
+    check_encoding(encoding)
+    inputs = (data,) if key_file is None else (data, key_file)
+    output = _Output(out, sep, out_format, raw_csv, keep_order, inputs)
+    output.check()
     key = _load_key(key_file, key_env, key_id) if method in _KEYED else None
     # Text throughout: the columns passed through are written back as they were read.
-    frame = read_table(data, sep=sep, all_text=True)
+    frame = read_table(data, sep=sep, all_text=True, encoding=encoding)
     require_columns(frame, column, "--column", data.name)
     with captured_warnings() as caught:
+        frame = _other_columns(
+            frame, _Treated(identifiers=tuple(column)), keep_other, drop_other, data.name
+        )
         if key is not None and method is MaskMethod.hmac:
             released = masking.pseudonymize_columns(
                 frame,
@@ -651,9 +988,8 @@ def mask(
                     released[name] = masking.mask_phone(values, keep_last)
                 else:
                     released[name] = masking.mask_card(values)
-    # Parquet would carry attrs (the recorded costs) into the file's metadata.
-    released.attrs = {}
-    write_table(released, out, sep=sep, inputs=[data])
+        released = _row_order(released, keep_order, resolve_rng(None))
+        written = output.write(released)
     print_warnings(caught)
     payload = {
         "out": out,
@@ -661,6 +997,9 @@ def mask(
         "method": method.value,
         "key_id": None if key is None else key.key_id,
         "rows": len(released),
+        "released_columns": [str(c) for c in released.columns],
+        "row_order": "input" if keep_order else "shuffled",
+        **written,
         "warnings": caught,
     }
     if as_json:
@@ -668,7 +1007,8 @@ def mask(
         return
     keyed = f" with key {key.key_id}" if key is not None else ""
     print_text(
-        f"masked {', '.join(column)} ({method.value}{keyed}) in {len(released)} rows; wrote {out}"
+        f"masked {', '.join(column)} ({method.value}{keyed}) in {len(released)} rows "
+        f"({_order_text(keep_order)}); wrote {out}{_escaped_text(written)}"
     )
 
 
@@ -700,6 +1040,118 @@ _GUARANTEE: dict[GeoMask, str] = {
     GeoMask.jitter: "random displacement; no formal guarantee",
     GeoMask.cloak: "every reported cell holds at least k of the table's locations",
 }
+
+
+class GeoProjection(str, enum.Enum):
+    """How --centre projects, or the explicit opt-in to a projection from the data."""
+
+    aeqd = "aeqd"
+    utm = "utm"
+    stereographic = "stereographic"
+    data = "data"
+
+
+class OutsidePolicy(str, enum.Enum):
+    """Points outside the projection's supported extent."""
+
+    error = "error"
+    drop = "drop"
+
+
+# The median distance between a point and its masked version, in metres, of each mask
+# with a random displacement (from its parameters alone):
+# planar Laplace: radius ~ Gamma(2, 1/epsilon), median 1.678347 / epsilon (the root of
+# 1 - (1 + r) e^-r = 1/2); disc of radius R: R / sqrt(2); Gaussian offsets of sigma:
+# Rayleigh, sigma sqrt(2 ln 2); annulus r_min..r_max uniform in area:
+# sqrt((r_min^2 + r_max^2) / 2).
+_GAMMA2_MEDIAN = 1.6783469900166608
+_TOO_SMALL_M = 1.0
+_TOO_LARGE_M = 10_000.0
+
+
+def _expected_scale(
+    mask_name: GeoMask, values: dict[str, Any], kind: str, root_m: str | None
+) -> tuple[str, float | None]:
+    """What the mask's parameters say of the displacement: a phrase and metres (or None)."""
+    if mask_name is GeoMask.planar_laplace:
+        metres = _GAMMA2_MEDIAN / float(values["--epsilon"])
+        return "expected median displacement", metres
+    if mask_name is GeoMask.jitter:
+        radius = float(values["--radius-m"])
+        factor = math.sqrt(2.0 * math.log(2.0)) if kind == "gaussian" else 1.0 / math.sqrt(2.0)
+        return "expected median displacement", radius * factor
+    if mask_name is GeoMask.donut:
+        inner, outer = float(values["--r-min-m"]), float(values["--r-max-m"])
+        return "expected median displacement", math.sqrt((inner**2 + outer**2) / 2.0)
+    if mask_name is GeoMask.grid:
+        return "cell side", float(values["--cell-m"])
+    if root_m is not None:
+        size = split_numbers(root_m, "--root-m", count=3)[2]
+        return "root cell side (cells halve until each holds k locations)", size
+    return "cell size set by the data (each cell holds at least k locations)", None
+
+
+def _scale_warnings(phrase: str, metres: float | None) -> Warnings:
+    if metres is None or not math.isfinite(metres) or metres <= 0.0:
+        return []
+    if metres < _TOO_SMALL_M:
+        return [
+            {
+                "category": PrivacyWarning.__name__,
+                "message": f"the {phrase} is {metres:.3g} m, under {_TOO_SMALL_M:g} m: the "
+                "mask barely moves the points and protects practically nothing",
+            }
+        ]
+    if metres > _TOO_LARGE_M:
+        return [
+            {
+                "category": UserWarning.__name__,
+                "message": f"the {phrase} is {metres / 1000:.3g} km, over "
+                f"{_TOO_LARGE_M / 1000:g} km: little of the locations' use is left (the "
+                "parameters are in metres; epsilon is per metre)",
+            }
+        ]
+    return []
+
+
+def _metres(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f" {value / 1000:.3g} km" if value >= 1000 else f" {value:.3g} m"
+
+
+def _projection(
+    toolkit: Any, centre: str | None, crs: str | None, method: GeoProjection | None
+) -> Any:
+    """The public projection of --centre or --crs, or "data" (--projection data)."""
+    given = [name for name, v in (("--centre", centre), ("--crs", crs)) if v is not None]
+    if method is GeoProjection.data:
+        if given:
+            raise CliUsageError(
+                f"--projection data, {', '.join(given)}: a projection from the data or a "
+                "public one, not both"
+            )
+        return "data"
+    if len(given) != 1:
+        raise CliUsageError(
+            "--centre, --crs: give exactly one public projection: --centre LAT,LON (a public "
+            "point such as the city centre) or --crs EPSG:CODE (a projected CRS in metres); "
+            "--projection data chooses one from the data instead (a PrivacyLeakWarning "
+            "says so)"
+            if not given
+            else "--centre, --crs: give one of them, not both"
+        )
+    if crs is not None:
+        if method is not None:
+            raise CliUsageError("--projection: not with --crs (the CRS is the projection)")
+        if not re.fullmatch(r"(?i)epsg:\d{4,6}", crs.strip()):
+            raise CliUsageError(f"--crs: expected EPSG:CODE (e.g. EPSG:32616), got {crs!r}")
+        return toolkit.projection_for_crs(crs.strip().upper())
+    assert centre is not None
+    centre_lat, centre_lon = split_numbers(centre, "--centre", count=2)
+    return toolkit.projection_at(
+        centre_lat, centre_lon, method="aeqd" if method is None else method.value
+    )
 
 
 @reporting_errors
@@ -753,10 +1205,36 @@ def geo(
         str | None,
         typer.Option(
             "--centre",
-            help="LAT,LON: a public centre for the planar projection (recommended: each "
-            "point's mask then depends on no other record). Default: from the data.",
+            help="LAT,LON: a public point (a city centre) to project around, azimuthal "
+            "equidistant by default (--projection utm for its UTM zone). One of --centre, "
+            "--crs or --projection data is required.",
         ),
     ] = None,
+    crs: Annotated[
+        str | None,
+        typer.Option(
+            "--crs",
+            help="EPSG:CODE: a public projected CRS in metres (a UTM zone, a State Plane "
+            "zone) to mask in.",
+        ),
+    ] = None,
+    projection_method: Annotated[
+        GeoProjection | None,
+        typer.Option(
+            "--projection",
+            help="aeqd, utm or stereographic: how --centre projects; data: choose the "
+            "projection from the data (each record's mask then depends on the others; a "
+            "PrivacyLeakWarning says so).",
+        ),
+    ] = None,
+    outside: Annotated[
+        OutsidePolicy,
+        typer.Option(
+            "--outside",
+            help="Points outside the projection's supported extent: error (default) or "
+            "drop (their rows are left out of the release).",
+        ),
+    ] = OutsidePolicy.error,
     missing: Annotated[
         MissingPolicy,
         typer.Option("--missing", help="Missing coordinates: error (default) or keep."),
@@ -769,11 +1247,23 @@ def geo(
             "are not drawn).",
         ),
     ] = None,
+    keep_other: KeepOther = False,
+    drop_other: DropOther = False,
+    keep_order: KeepOrder = False,
+    raw_csv: RawCsv = False,
+    out_format: OutFormat = None,
     seed: Seed = None,
     sep: Sep = None,
+    encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
-    """Mask a latitude/longitude pair in metres (veil.geo); needs the geo extra."""
+    """Mask a latitude/longitude pair in metres (veil.geo); needs the geo extra.
+
+    Projects with a public centre (--centre) or CRS (--crs), and prints the displacement
+    the parameters give before running. The other columns need --drop-other or
+    --keep-other (a text copy of the coordinates, a second coordinate pair, a block or
+    an identifier would undo the mask); released rows are in a random order.
+    """
     from veil import geo as toolkit
     from veil.mechanisms import PrivacyLedger
 
@@ -796,29 +1286,46 @@ def geo(
         stray.append("--root-m")
     if stray:
         raise CliUsageError(f"{', '.join(stray)}: not for --mask {mask_name.value}")
+    for name in needed:
+        if not math.isfinite(float(values[name] or 0.0)):
+            raise CliUsageError(f"{name}: must be a finite number, got {values[name]!r}")
+    _distinct([lat, lon], "--lat, --lon")
     if map_file is not None and map_file.suffix.lower() != ".html":
         raise CliUsageError(f"--map: must end in .html, got {os.fspath(map_file)!r}")
+    check_encoding(encoding)
+    output = _Output(out, sep, out_format, raw_csv, keep_order, (data,))
+    output.check({"--map": map_file})
+    projection = _projection(toolkit, centre, crs, projection_method)
 
-    projection: Any = "auto"
-    if centre is not None:
-        centre_lat, centre_lon = split_numbers(centre, "--centre", count=2)
-        projection = toolkit.projection_at(centre_lat, centre_lon)
-    frame = read_table(data, sep=sep)
+    phrase, metres = _expected_scale(mask_name, values, kind, root_m)
+    scale = _scale_warnings(phrase, metres)
+    print_note(f"veil: geo: {mask_name.value}: {phrase}{_metres(metres)}")
+    print_warnings(scale)
+
+    frame = read_table(data, sep=sep, encoding=encoding)
     require_columns(frame, [lat, lon], "--lat, --lon", data.name)
     ledger = PrivacyLedger()
-    common: dict[str, Any] = {"projection": projection, "missing": missing.value}
+    common: dict[str, Any] = {
+        "projection": projection,
+        "missing": missing.value,
+        "outside": outside.value,
+    }
     with captured_warnings() as caught:
+        frame = _other_columns(
+            frame, _Treated(location=(lat, lon)), keep_other, drop_other, data.name
+        )
+        noise, order = _streams(seed)
         if mask_name is GeoMask.planar_laplace:
             assert epsilon is not None
             masked = toolkit.planar_laplace(
-                frame, lat, lon, epsilon, rng=seed, ledger=ledger, **common
+                frame, lat, lon, epsilon, rng=noise, ledger=ledger, **common
             )
         elif mask_name is GeoMask.grid:
             assert cell_m is not None
             masked = toolkit.grid(frame, lat, lon, cell_m, min_count=min_count, **common)
         elif mask_name is GeoMask.donut:
             assert r_min_m is not None and r_max_m is not None
-            masked = toolkit.donut(frame, lat, lon, r_min_m, r_max_m, rng=seed, **common)
+            masked = toolkit.donut(frame, lat, lon, r_min_m, r_max_m, rng=noise, **common)
         elif mask_name is GeoMask.jitter:
             assert radius_m is not None
             masked = toolkit.jitter(
@@ -827,7 +1334,7 @@ def geo(
                 lon,
                 radius_m,
                 kind=kind,  # type: ignore[arg-type]  # checked by veil.geo
-                rng=seed,
+                rng=noise,
                 **common,
             )
         else:
@@ -841,12 +1348,20 @@ def geo(
                 bounds_m=None if root is None else (root[0], root[1], root[2]),
                 **common,
             )
-        # Parquet would carry attrs (the recorded costs) into the file's metadata.
-        masked.attrs = {}
-        write_table(masked, out, sep=sep, inputs=[data])
+        extras: list[tuple[str, Path, Callable[[str], object]]] = []
         if map_file is not None:
-            toolkit.location_map(frame, masked, lat, lon, map_file)
+            # Drawn from the rows in mask order (the map pairs them with the originals);
+            # only the masked points are drawn.
+            drawn, source = masked, frame.loc[masked.index]
+
+            def build_map(tmp: str) -> None:
+                toolkit.location_map(source, drawn, lat, lon, tmp)
+
+            extras.append(("--map", map_file, build_map))
+        released = _row_order(masked, keep_order, order)
+        written = output.write(released, extras)
     print_warnings(caught)
+    caught = [*scale, *caught]
     costs = _costs(ledger)
     payload = {
         "out": out,
@@ -862,9 +1377,16 @@ def geo(
             ]
             if v is not None
         },
+        "projection": "data" if isinstance(projection, str) else str(projection),
+        "outside": outside.value,
         "guarantee": _GUARANTEE[mask_name],
+        "scale": {"what": phrase, "metres": metres},
         "costs": costs,
-        "rows": len(masked),
+        "rows_in": len(frame),
+        "rows": len(released),
+        "columns": [str(c) for c in released.columns],
+        "row_order": "input" if keep_order else "shuffled",
+        **written,
         "warnings": caught,
     }
     if as_json:
@@ -872,5 +1394,9 @@ def geo(
         return
     if costs:
         _print_costs(costs)
-    written = f"{out}" + (f" and {map_file}" if map_file is not None else "")
-    print_text(f"{mask_name.value}: {_GUARANTEE[mask_name]}; wrote {written}")
+    written_to = f"{out}" + (f" and {map_file}" if map_file is not None else "")
+    print_text(
+        f"{mask_name.value}: {_GUARANTEE[mask_name]}; {phrase}{_metres(metres)}; "
+        f"{len(released)} of {len(frame)} rows ({_order_text(keep_order)}); wrote "
+        f"{written_to}{_escaped_text(written)}"
+    )
