@@ -24,10 +24,14 @@ form one class. Merging classes keeps k-anonymity, distinct and entropy l-divers
 subadditive) and t-closeness (the EMD is convex) -- but t-closeness, like every model
 that compares a class with the table's distribution, only against one reference
 distribution, whereas round ``r >= 1`` measures it against its own records'. So every
-model is checked again on the merged classes of the final table, the distribution
-being the whole input's as :func:`anonymize` uses, and a
-class that fails is suppressed (counted in ``repaired``). The guarantee is therefore the
-global one: every class of released records satisfies every model. Values that overlap
+model is checked again on the merged classes of the final table and a class that fails
+is suppressed (counted in ``repaired``). The reference distribution of that check is,
+by default (``reference="release"``), the released records' own, checked again after
+each suppression until every released class passes, so the released table passes the
+table checks of :mod:`veil.anonymity.checks`; with ``reference="input"`` it is the
+whole input's, ARX's semantics, as :func:`anonymize` then uses. The guarantee is
+therefore the global one: every class of released records satisfies every model
+against the reference distribution. Values that overlap
 without being equal (``[20, 25)`` and ``[20, 40)``) are different classes, each
 protected on its own; knowing a target's age only points to more candidates. As for
 every syntactic model, nothing is claimed about what a reader who knows the algorithm
@@ -53,7 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -100,6 +104,9 @@ class LocalRecodingResult:
         Number of suppressed records in the end.
     repaired : int
         Records suppressed by the final check because their merged class failed a model.
+    reference : {"release", "input"}
+        The distribution that t-closeness, delta-disclosure and beta-likeness compared
+        classes with: the released records' or the whole input's (ARX's semantics).
     metrics : dict of str to float
         The metrics of :mod:`veil.anonymity.metrics` over the released table, computed
         per record from its own levels: ``"loss"`` and ``"loss_mean"`` (a record's loss
@@ -119,6 +126,7 @@ class LocalRecodingResult:
     suppressed: int
     repaired: int
     metrics: dict[str, float]
+    reference: str = "release"
 
 
 class _Table:
@@ -226,13 +234,18 @@ def _check_final(
     models: list[PrivacyModel],
     sensitive: str | Sequence[str] | None,
     suppression: str,
+    reference: str,
 ) -> _Ints:
     """Positions of released records whose class in the final table fails a model."""
     released = subset != _SUPPRESSED
     if not released.any():
         return np.zeros(0, dtype=np.int64)
     blank = "*"
-    if suppression == "remove":
+    # With reference="release" the check sees the released records only (marked rows
+    # carry no guarantee), so the models compare with their distribution, and again
+    # after each suppression.
+    rows = np.flatnonzero(released) if reference == "release" else np.arange(table.n)
+    if suppression == "remove" and reference == "input":
         # Suppressed records are absent from the release: a label no hierarchy uses
         # keeps them out of every released class, while t-closeness still measures
         # against the whole input's distribution, as the search does.
@@ -240,7 +253,7 @@ def _check_final(
         blank = "\x00suppressed"
         while blank in used:
             blank += "\x00"
-    labels = table.labels(subset, levels, blank)
+    labels = [column[rows] for column in table.labels(subset, levels, blank)]
     check = pd.DataFrame(dict(zip(table.qis, labels, strict=True)))
     identity: dict[str, Hierarchy] = {}
     for q, column in zip(table.qis, labels, strict=True):
@@ -249,7 +262,7 @@ def _check_final(
     attributes = [m.attribute for m in models if m.attribute is not None]
     declared = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
     for att in dict.fromkeys([*attributes, *declared]):
-        check[att] = work[att].to_numpy()
+        check[att] = work[att].to_numpy()[rows]
     result = evaluate(
         check,
         identity,
@@ -257,9 +270,10 @@ def _check_final(
         models,
         max_suppression=1.0,
         sensitive=sensitive,
+        reference=reference,
     )
     kept = np.zeros(table.n, dtype=bool)
-    kept[result.data.index.to_numpy()] = True
+    kept[rows[result.data.index.to_numpy()]] = True
     return np.flatnonzero(released & ~kept).astype(np.int64)
 
 
@@ -273,6 +287,7 @@ def anonymize_local(
     sensitive: str | Sequence[str] | None = None,
     suppression: str = "remove",
     max_rounds: int = 10,
+    reference: str = "release",
 ) -> LocalRecodingResult:
     """Generalize with the optimal global transformation, then re-anonymize what it suppressed.
 
@@ -301,6 +316,11 @@ def anonymize_local(
         Drop the records still suppressed at the end, or keep them with every QI ``"*"``.
     max_rounds : int, default 10
         Rounds after the global one, at least 0 (0 is :func:`anonymize` alone).
+    reference : {"release", "input"}, default "release"
+        What t-closeness, delta-disclosure and beta-likeness compare classes with, in
+        every round and in the final check: the released records' distribution (the
+        released table passes the table checks) or the whole input's (ARX's
+        semantics); see :func:`anonymize`.
 
     Returns
     -------
@@ -348,7 +368,12 @@ def anonymize_local(
     # Positions, not labels: the searches return a table indexed 0..n-1.
     columns = [c for c in dict.fromkeys(wanted) if c is not None and c in df.columns]
     work = df[columns].reset_index(drop=True)
-    options = {"max_suppression": max_suppression, "metric": metric, "sensitive": sensitive}
+    options = {
+        "max_suppression": max_suppression,
+        "metric": metric,
+        "sensitive": sensitive,
+        "reference": reference,
+    }
     first = anonymize(work, hierarchies, model_list, **options)  # type: ignore[arg-type]
     table = _Table(work, hierarchies)
     subset = np.full(table.n, _SUPPRESSED, dtype=np.int64)
@@ -391,10 +416,13 @@ def anonymize_local(
         subset[remaining[found.data.index.to_numpy()]] = round_
         levels.append(found.levels)
         record(round_, len(remaining), found.levels, len(found.data))
-    failed = _check_final(table, work, subset, levels, model_list, sensitive, suppression)
+    failed = _check_final(
+        table, work, subset, levels, model_list, sensitive, suppression, reference
+    )
     repaired_per_round = np.bincount(subset[failed], minlength=len(rows))
     subset[failed] = _SUPPRESSED
-    return _result(df, table, subset, levels, rows, repaired_per_round, len(failed), suppression)
+    result = _result(df, table, subset, levels, rows, repaired_per_round, len(failed), suppression)
+    return replace(result, reference=reference)
 
 
 def _result(

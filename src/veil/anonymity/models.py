@@ -144,14 +144,52 @@ def equal_distance_emd(n_classes: int, cls: _Ints, q: _Floats, p: _Floats) -> _F
     return emd
 
 
+#: Relative distance to an integer under which an entropy l-diversity level is that
+#: integer: a class spread evenly over l values has exp(H) = l only up to rounding.
+ENTROPY_L_TOLERANCE = 1e-12
+
+
+def class_entropy(n_classes: int, cls: _Ints, q: _Floats) -> _Floats:
+    """Per class, the Shannon entropy (natural log) of its sensitive values.
+
+    ``cls`` and ``q`` list the (class, value) pairs present: the class and the value's
+    share in it.
+    """
+    entropy = np.bincount(cls, weights=q * np.log(q), minlength=n_classes)
+    return np.asarray(-entropy, dtype=np.float64)
+
+
+def entropy_l(entropy: _Floats) -> _Floats:
+    """The entropy l-diversity level exp(H) of each entropy, as the model and check see it.
+
+    Within a relative :data:`ENTROPY_L_TOLERANCE` of an integer the level is that
+    integer, so a class spread evenly over l values has level exactly l. The model
+    (:class:`EntropyLDiversity`) and the table check
+    (:func:`veil.anonymity.entropy_l_diversity`) both use this function: a class
+    passes the model with ``l`` exactly when the check reports a level >= ``l``.
+    """
+    level = np.exp(np.asarray(entropy, dtype=np.float64))
+    nearest = np.round(level)
+    snapped: _Floats = np.where(
+        np.abs(level - nearest) <= ENTROPY_L_TOLERANCE * nearest, nearest, level
+    )
+    return snapped
+
+
 def ordered_distance_emd(
     n_classes: int, cls: _Ints, value: _Ints, q: _Floats, prior: _Floats
 ) -> _Floats:
     """Per class, the EMD with ordered distance: sum of |cumulative Q - P| / (m - 1).
 
-    ``value`` codes are the m values in ascending order; ``prior`` their table shares.
-    Classes go in blocks so the dense (class x value) matrix stays within about 80 MB.
+    ``value`` codes are values in ascending order; ``prior`` their table shares. The m
+    values are those of positive share (a value no record of the reference table holds
+    is not one of its values); every pair's value must be one of them. Classes go in
+    blocks so the dense (class x value) matrix stays within about 80 MB.
     """
+    present = prior > 0
+    if not present.all():
+        value = (np.cumsum(present, dtype=np.int64) - 1)[value]
+        prior = prior[present]
     m = len(prior)
     emd = np.zeros(n_classes)
     if m <= 1:
@@ -172,6 +210,11 @@ class PrivacyModel(ABC):
 
     #: Sensitive attribute the model reads, or None for models on the QIs only.
     attribute: str | None = None
+
+    #: Whether a class's verdict depends on the reference distribution of ``attribute``
+    #: (the table's), which suppression changes: such models are checked again against
+    #: the released records' distribution (see :func:`veil.anonymity.anonymize`).
+    compares_distribution: bool = False
 
     def monotone(self, suppression: bool) -> bool:
         """Whether generalizing a satisfying transformation keeps it satisfying.
@@ -269,6 +312,10 @@ class EntropyLDiversity(PrivacyModel):
     """Entropy l-diversity: every released class has sensitive entropy >= log(l).
 
     Machanavajjhala et al. (2007); ARX ``EntropyLDiversity`` (base 2, the same test).
+    A class is accepted exactly when :func:`veil.anonymity.entropy_l_diversity` of the
+    class reports a level >= ``l``: both compare :func:`entropy_l` (exp(H), snapped to
+    an integer within a relative 1e-12), so a class spread evenly over ``l`` values
+    passes.
 
     Parameters
     ----------
@@ -295,9 +342,8 @@ class EntropyLDiversity(PrivacyModel):
         assert self.attribute is not None
         pairs = classes.pairs[self.attribute]
         q = pairs.count / classes.sizes[pairs.cls]
-        entropy = -np.bincount(pairs.cls, weights=q * np.log(q), minlength=classes.n_classes)
-        # A tolerance so that a uniform class over exactly l values is accepted.
-        return entropy >= math.log(self.l) - 1e-12
+        accepted: _Bools = entropy_l(class_entropy(classes.n_classes, pairs.cls, q)) >= self.l
+        return accepted
 
 
 class RecursiveCLDiversity(PrivacyModel):
@@ -313,15 +359,32 @@ class RecursiveCLDiversity(PrivacyModel):
     c : float
         Positive.
     l : int
-        At least 1.
+        At least 2, as :func:`veil.anonymity.recursive_c_l_diversity` requires: with
+        l = 1 the tail r_1 + ... + r_m holds r_1 and the test says nothing.
+
+    Raises
+    ------
+    ParameterError
+        For a ``c`` that is not a positive number or an ``l`` that is not an integer
+        >= 2.
     """
 
     def __init__(self, attribute: str, c: float, l: int) -> None:  # noqa: E741
         self.attribute = _attribute(attribute)
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c > 0:
-            raise ParameterError(f"c must be a positive number, got {c!r}")
+        if (
+            isinstance(c, (bool, np.bool_))
+            or not isinstance(c, (int, float, np.integer, np.floating))
+            or not c > 0
+            or not math.isfinite(c)
+        ):
+            raise ParameterError(f"c must be a positive finite number, got {c!r}")
         self.c = float(c)
-        self.l = _positive_int("l", l, 1)
+        if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 2:
+            raise ParameterError(
+                f"l must be an integer >= 2 for recursive (c, l)-diversity (the table "
+                f"check recursive_c_l_diversity needs l >= 2 too), got {l!r}"
+            )
+        self.l = int(l)
 
     def __repr__(self) -> str:
         return f"RecursiveCLDiversity({self.attribute!r}, {self.c:g}, {self.l})"
@@ -349,8 +412,8 @@ class TCloseness(PrivacyModel):
     """t-closeness: each released class's sensitive distribution is within EMD ``t``.
 
     A class E is released when EMD(Q_E, P) <= t, Q_E the sensitive distribution in E and
-    P the table's, with the Earth Mover's Distance of Li, Li and Venkatasubramanian [1]_
-    and ARX's ground distances [2]_:
+    P the reference distribution (below), with the Earth Mover's Distance of Li, Li and
+    Venkatasubramanian [1]_ and ARX's ground distances [2]_:
 
     * ``"equal"`` (ARX ``EqualDistanceTCloseness``): every two values are at distance
       1, and EMD = 0.5 sum_v |Q_E(v) - P(v)|;
@@ -366,6 +429,11 @@ class TCloseness(PrivacyModel):
       nodes N of level(N) / H * min(pos(N), neg(N)). Every leaf of a hierarchy is at
       level 0, so a node's level is the height of its subtree, the paper's height(N).
       A hierarchy of one level under ``*`` gives the equal distance.
+
+    P is the reference distribution: by default the released records' (the search
+    checks again after suppression, so the released table passes the table check);
+    the whole input's with ``reference="input"`` (ARX's semantics), see
+    :func:`veil.anonymity.anonymize`.
 
     Parameters
     ----------
@@ -441,6 +509,8 @@ class TCloseness(PrivacyModel):
     def __repr__(self) -> str:
         extra = "" if self.hierarchy is None else f", hierarchy={self.hierarchy!r}"
         return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r}{extra})"
+
+    compares_distribution = True
 
     def _minimum_size(self, prior: _Floats) -> int:
         """The least class size whose closest distribution to ``prior`` is within t.
@@ -557,13 +627,18 @@ class DeltaDisclosure(PrivacyModel):
     """delta-disclosure privacy: no released class shifts a value's odds by 2**delta.
 
     A class E is released when |log2(Q_E(v) / P(v))| < delta for every sensitive value v
-    present in E, Q_E(v) its share in E and P(v) in the table (Brickell & Shmatikov
+    present in E, Q_E(v) its share in E and P(v) in the reference (Brickell & Shmatikov
     [1]_; ARX ``DDisclosurePrivacy`` [2]_, whose test is strict and skips the values
     absent from E: the paper's definition over every value would reject any class
     lacking one). delta is in bits, as in ARX: :func:`veil.anonymity.delta_disclosure`
     reports the table's delta in natural-log units (pyCANON's convention), so a table
     satisfies ``DeltaDisclosure(a, d)`` as it is when that value is below
     ``d * ln 2``.
+
+    P is the reference distribution: by default the released records' (the search
+    checks again after suppression, so the released table passes the table check);
+    the whole input's with ``reference="input"`` (ARX's semantics), see
+    :func:`veil.anonymity.anonymize`.
 
     Not monotone, with or without suppression (ARX): merging classes makes a value
     present in a class where it is rare, which can break the lower bound.
@@ -584,6 +659,8 @@ class DeltaDisclosure(PrivacyModel):
        Springer, 2015.
     """
 
+    compares_distribution = True
+
     def __init__(self, attribute: str, delta: float) -> None:
         self.attribute = _attribute(attribute)
         self.delta = _positive_number("delta", delta)
@@ -603,6 +680,8 @@ class DeltaDisclosure(PrivacyModel):
 
 class _BetaLikeness(PrivacyModel):
     """What basic and enhanced beta-likeness share: parameters, size bound, monotonicity."""
+
+    compares_distribution = True
 
     def __init__(self, attribute: str, beta: float) -> None:
         self.attribute = _attribute(attribute)
@@ -626,9 +705,14 @@ class BasicBetaLikeness(_BetaLikeness):
     """Basic beta-likeness: no released class raises a value's share by more than beta.
 
     A class E is released when (Q_E(v) - P(v)) / P(v) <= beta for every sensitive value
-    v with Q_E(v) > P(v), Q_E(v) its share in E and P(v) in the table (Cao & Karras
+    v with Q_E(v) > P(v), Q_E(v) its share in E and P(v) in the reference (Cao & Karras
     [1]_, Definition 2; ARX ``BasicBLikeness``). The same as
     :func:`veil.anonymity.basic_beta_likeness` of the table <= beta.
+
+    P is the reference distribution: by default the released records' (the search
+    checks again after suppression, so the released table passes the table check);
+    the whole input's with ``reference="input"`` (ARX's semantics), see
+    :func:`veil.anonymity.anonymize`.
 
     Monotone without suppression (ARX): a merged class's shares are averages of its
     parts', so they stay under P(v) (1 + beta); not with suppression.
@@ -659,6 +743,11 @@ class EnhancedBetaLikeness(_BetaLikeness):
     ``EnhancedBLikeness``): a value already frequent in the table may not become
     (nearly) certain in a class. The same as
     :func:`veil.anonymity.enhanced_beta_likeness` of the table <= beta.
+
+    P is the reference distribution: by default the released records' (the search
+    checks again after suppression, so the released table passes the table check);
+    the whole input's with ``reference="input"`` (ARX's semantics), see
+    :func:`veil.anonymity.anonymize`.
 
     Monotone without suppression (ARX), for the reason given in
     :class:`BasicBetaLikeness`; not with suppression.

@@ -6,6 +6,15 @@ of rejected classes are suppressed, and the node is feasible when the suppressed
 is at most ``max_suppression`` (ARX's semantics [1]_). :func:`anonymize` returns the
 feasible node of lowest metric.
 
+Models that compare a class with the table's distribution (t-closeness, delta-disclosure,
+beta-likeness) are, by default (``reference="release"``), checked again against the
+distribution of the records a node releases, suppressing further classes until every
+released class passes: the released table then passes the table checks of
+:mod:`veil.anonymity.checks`. With ``reference="input"`` they compare with the whole
+input's distribution, as ARX does; after suppression the released table may then fail
+those checks. Either way feasibility is not monotone once records are suppressed, and
+only the monotone part of the models prunes the lattice.
+
 Nodes are visited in increasing order of the metric's lower bound
 (:func:`metrics.lower_bounds`), so the search ends at the first node that cannot beat
 the best found; unknown nodes are settled by binary searches along chains of the
@@ -82,6 +91,10 @@ class AnonymizationResult:
         and the metric values (NaN when not evaluated or infeasible).
     optimal : bool
         False when the search stopped at its time limit.
+    reference : {"release", "input"}
+        The distribution the distribution-comparing models were checked against: the
+        released records' (the released table passes the table checks) or the whole
+        input's (ARX's semantics).
     """
 
     data: pd.DataFrame
@@ -90,6 +103,7 @@ class AnonymizationResult:
     metrics: dict[str, float]
     lattice: pd.DataFrame
     optimal: bool = True
+    reference: str = "release"
 
 
 _METRIC_COLUMNS = ("loss", "loss_mean", *_metrics.METRICS[1:], "classes")
@@ -326,6 +340,7 @@ def _result(
         metrics=values,
         lattice=lattice,
         optimal=optimal,
+        reference=problem.reference,
     )
 
 
@@ -354,6 +369,7 @@ def anonymize(
     suppression: str = "remove",
     time_limit: float | None = None,
     weights: str | None = None,
+    reference: str = "release",
 ) -> AnonymizationResult:
     """The optimal full-domain generalization satisfying every model.
 
@@ -362,6 +378,14 @@ def anonymize(
     are suppressed, at most ``max_suppression`` of the table. Among all feasible nodes
     of the lattice the one of lowest ``metric`` is returned (ties: lowest level sum,
     then first in lexicographic order of levels).
+
+    With the default ``reference="release"`` the guarantee holds for the released table
+    itself: models that compare a class with the table's distribution (t-closeness,
+    delta-disclosure, beta-likeness) are checked again against the released records'
+    distribution after suppression (failing classes are suppressed too, within the
+    limit), so the released records pass the table checks of
+    :mod:`veil.anonymity.checks` for the models' parameters (up to 1e-12 for
+    t-closeness's EMD). With ``suppression="mark"`` that is the records not marked.
 
     Parameters
     ----------
@@ -390,6 +414,12 @@ def anonymize(
         records (a table aggregated by its QIs and sensitive attributes, e.g. by a
         distributed group-by); classes, suppression limit and metrics count records.
         ``data`` keeps the rows (and the column); ``suppressed`` counts records.
+    reference : {"release", "input"}, default "release"
+        What t-closeness, delta-disclosure and beta-likeness compare each class with:
+        the distribution of the records the node releases, or the whole input's
+        (ARX's semantics: ARX's optima are reproduced, but after suppression the
+        released table may fail the table checks). Without suppression both are the
+        same.
 
     Raises
     ------
@@ -400,7 +430,9 @@ def anonymize(
     """
     _check_suppression(suppression)
     _check_time_limit(time_limit)
-    problem = Problem(df, hierarchies, models, max_suppression, metric, sensitive, weights)
+    problem = Problem(
+        df, hierarchies, models, max_suppression, metric, sensitive, weights, reference
+    )
     search = _Search(problem, time_limit)
     size = math.prod(h + 1 for h in problem.heights)
     lattice = _search_lattice(search) if size <= MATERIALIZE_LIMIT else _search_lazy(search)
@@ -437,15 +469,21 @@ def evaluate(
     sensitive: str | Sequence[str] | None = None,
     suppression: str = "remove",
     weights: str | None = None,
+    reference: str = "release",
 ) -> AnonymizationResult:
     """Apply one transformation (``levels``, one per QI) and measure it.
 
     Same arguments and result as :func:`anonymize`; the lattice holds the one node,
     whose ``feasible`` column says whether it meets ``max_suppression``. ``metric`` is
-    validated only (every metric is reported).
+    validated only (every metric is reported). With ``reference="release"`` the
+    classes are checked again against the released distribution while the suppressed
+    share stays within ``max_suppression``; beyond it the node is infeasible and
+    ``suppressed`` counts what the checks had suppressed when they stopped.
     """
     _check_suppression(suppression)
-    problem = Problem(df, hierarchies, models, max_suppression, metric, sensitive, weights)
+    problem = Problem(
+        df, hierarchies, models, max_suppression, metric, sensitive, weights, reference
+    )
     node = node_of(problem, levels)
     outcome = problem.evaluate(problem.base(), None, node)
     assert outcome.values is not None

@@ -30,7 +30,11 @@ from veil.anonymity.models import PrivacyModel, _Classes, _Pairs
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.frames import arrow_strings, default_string_dtype
 
-__all__ = ["Outcome", "Problem", "Table", "TableCache", "node_of"]
+__all__ = ["REFERENCES", "Outcome", "Problem", "Table", "TableCache", "node_of"]
+
+#: What the models that compare a class with the table's distribution compare it with:
+#: the released records' distribution, or the whole input's (ARX's semantics).
+REFERENCES = ("release", "input")
 
 _Ints = npt.NDArray[np.int64]
 _Floats = npt.NDArray[np.float64]
@@ -223,7 +227,14 @@ class Problem:
         metric: str,
         sensitive: str | Sequence[str] | None,
         weights: str | None = None,
+        reference: str = "release",
     ) -> None:
+        if reference not in REFERENCES:
+            raise ParameterError(
+                f"reference must be one of {REFERENCES} (\"release\": models compare "
+                "classes with the released records' distribution; \"input\": with the "
+                f"whole input's, as ARX does), got {reference!r}"
+            )
         if not isinstance(df, pd.DataFrame):
             raise DataTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if not isinstance(hierarchies, Mapping) or not hierarchies:
@@ -269,6 +280,12 @@ class Problem:
                 )
         self.df = df
         self.models = models
+        self.reference = reference
+        # Models whose verdict depends on the reference distribution: with
+        # reference="release" they are checked again once suppression changes it.
+        self.recheck = [
+            m for m in models if m.compares_distribution
+        ] if reference == "release" else []
         self.metric = metric
         self.rows = len(df)
         self._base: Table | None = None
@@ -466,6 +483,8 @@ class Problem:
             if monotone:
                 monotone_ok &= accepted
         suppressed = int(sizes[~ok].sum())
+        if self.recheck and 0 < suppressed <= self.max_out:
+            ok, suppressed = self._recheck(classes, ok)
         if self.min_size > 1:
             monotone_ok &= sizes >= self.min_size
         values = None
@@ -483,6 +502,38 @@ class Problem:
                 kept_sizes=sizes[ok],
             )
         return Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, ok)
+
+    def _recheck(self, classes: _Classes, ok: npt.NDArray[np.bool_]) -> tuple[
+        npt.NDArray[np.bool_], int
+    ]:
+        """Check the kept classes again against the released records' distribution.
+
+        Suppression changes the distribution the released table is measured against;
+        classes that fail against it are suppressed too, and the check repeats until no
+        class fails (each pass suppresses at least one more class, so it ends) or the
+        suppressed records exceed the limit (the node is then infeasible and the count
+        is where the passes stopped). Every kept class then passes every model against
+        the released distribution: what the table checks measure on the release.
+        """
+        sizes = classes.sizes
+        while True:
+            suppressed = int(sizes[~ok].sum())
+            if suppressed == 0 or suppressed > self.max_out or suppressed == self.n:
+                return ok, suppressed
+            released = _Classes(classes.n_classes, sizes)
+            for att, pairs in classes.pairs.items():
+                keep = ok[pairs.cls]
+                cls, value, count = pairs.cls[keep], pairs.value[keep], pairs.count[keep]
+                prior = np.bincount(value, weights=count, minlength=pairs.n_values)
+                released.pairs[att] = _Pairs(
+                    cls, value, count, pairs.n_values, prior / prior.sum()
+                )
+            accepted = ok.copy()
+            for model in self.recheck:
+                accepted &= model._accepts(released)
+            if np.array_equal(accepted, ok):
+                return ok, suppressed
+            ok = accepted
 
     def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
         out = self.df.copy()
