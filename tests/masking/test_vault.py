@@ -26,9 +26,15 @@ from veil.errors import ParameterError, VeilError
 from veil.masking.keys import SecretKey
 from veil.masking.vault import TOKEN_PREFIX, Vault, VaultError
 
-KEY_BYTES = bytes.fromhex("00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef")
+# Fixed keys drawn once from secrets.token_hex(32): patterned keys are refused as weak.
+KEY_BYTES = bytes.fromhex("5c0e9a7f13d84b62e1f7a03c9d5b4e8826f1c07a94e3b5d218c6af097e3d51b4")
 KEY = SecretKey(KEY_BYTES)
-OTHER_KEY = SecretKey(bytes(range(100, 132)))
+OTHER_KEY = SecretKey(
+    bytes.fromhex("e47b2a91c05f3d68b9a4170ec2d856f39b1e4c0a7d25f8e613c9b047a5e2d89f")
+)
+THIRD_KEY = SecretKey(
+    bytes.fromhex("1a9d4f7e30c2b8655e07da13f4c96b2e8d71a0f53c4be9260f8d37c1a5b4e92d")
+)
 SECRETS = ["alice@example.com", "bob.smith@example.org", "555-0199-secret"]
 TOKEN = re.compile(rf"\A{TOKEN_PREFIX}[0-9a-f]{{32}}\Z")
 
@@ -327,6 +333,82 @@ def test_two_processes_tokenizing_the_same_new_values_agree(url: str, tmp_path: 
     assert first == second
     assert len(set(first)) == 3000
     assert len(_rows(url)) == 3000
+
+
+_RACER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from pathlib import Path
+    from veil.masking.keys import SecretKey
+    from veil.masking.vault import Vault, VaultError
+
+    url, key_hex, go, stop = json.loads(sys.stdin.readline())
+    vault = Vault(url, SecretKey(bytes.fromhex(key_hex)))
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.001)
+    pairs, error, batch = {}, None, 0
+    try:
+        while not Path(stop).exists() and batch < 5000:
+            values = [f"{os.getpid()}-{batch}-{i}" for i in range(20)]
+            pairs.update(zip(vault.tokenize(values, "race"), values))
+            batch += 1
+    except VaultError as exc:
+        error = str(exc)
+    print(json.dumps({"pairs": pairs, "error": error}))
+    """
+)
+
+
+@pytest.mark.parametrize("attempt", range(2))
+def test_rotation_while_other_processes_tokenize_strands_no_row(
+    url: str, tmp_path: Path, attempt: int
+) -> None:
+    """Tokenizers racing a rotation either commit before it (and are re-encrypted) or are
+    refused after it; no row is left under the old key, and later rotations succeed."""
+    Vault(url, KEY).close()
+    go, stop = tmp_path / f"go{attempt}", tmp_path / f"stop{attempt}"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for worker in workers:
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write(json.dumps([url, KEY_BYTES.hex(), str(go), str(stop)]) + "\n")
+        worker.stdin.flush()
+    for worker in workers:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "ready", worker.stderr
+    with Vault(url, KEY) as rotator:
+        go.touch()
+        time.sleep(0.4)  # let every worker commit batches, and be mid-batch
+        rotator.rotate(OTHER_KEY)
+    time.sleep(0.2)
+    stop.touch()
+    outputs = [worker.communicate(timeout=120) for worker in workers]
+    pairs: dict[str, str] = {}
+    for worker, (out, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err
+        result = json.loads(out.strip().splitlines()[-1])
+        assert result["error"] is None or "rotated" in result["error"], result["error"]
+        pairs.update(result["pairs"])
+    assert len(pairs) > 20
+    stranded = [r for r in _rows(url) if r[5] != 2]
+    assert stranded == [], f"{len(stranded)} rows left under the old key version"
+    with Vault(url, OTHER_KEY) as vault:
+        tokens = list(pairs)
+        assert vault.detokenize(tokens, "race").tolist() == [pairs[t] for t in tokens]
+        every = [r[0] for r in _rows(url)]
+        assert len(vault.detokenize(every, "race")) == len(every)
+        vault.rotate(THIRD_KEY)
+    with Vault(url, THIRD_KEY) as vault:
+        assert vault.detokenize(tokens, "race").tolist() == [pairs[t] for t in tokens]
 
 
 # ---------------------------------------------------------------------- bad input

@@ -282,8 +282,10 @@ class Vault:
     tokens alone reveal only which records share a value within a namespace.
 
     Nonces are random (96 bits): stay below 2^32 encryptions per key version (NIST SP
-    800-38D, section 8.3) by rotating before then. Rotation needs exclusive use of the
-    vault; a :class:`Vault` opened before a rotation refuses to work after it.
+    800-38D, section 8.3) by rotating before then. A rotation is atomic with respect to
+    concurrent tokenization (the key-version check and the insert are one transaction
+    under a lock: ``BEGIN IMMEDIATE`` on SQLite, a row lock on the key version's row on
+    PostgreSQL); a :class:`Vault` opened before a rotation refuses to work after it.
 
     References
     ----------
@@ -322,6 +324,11 @@ class Vault:
             raise ParameterError(
                 f"url: the driver for {self._where!r} is not installed ({exc.name})"
             ) from None
+        self._sqlite = backend == "sqlite"
+        if self._sqlite:
+            # pysqlite starts a transaction only before a write, so a key-version check
+            # read first would not be in it: let _connect issue BEGIN itself.
+            sa.event.listen(self._engine, "connect", _driver_autocommit)
         self._insert = sqlite.insert if backend == "sqlite" else postgresql.insert
         try:
             self._keys = self._open()
@@ -350,8 +357,16 @@ class Vault:
             with conn:
                 if write:
                     with conn.begin():
+                        if self._sqlite:
+                            # Take the write lock now, before the key-version check, so that
+                            # the check and the writes that depend on it are one atomic step.
+                            conn.exec_driver_sql("BEGIN IMMEDIATE")
                         yield conn
                 else:
+                    if self._sqlite:
+                        # One snapshot for the whole read (the driver would run each
+                        # statement in its own transaction).
+                        conn.exec_driver_sql("BEGIN")
                     yield conn
         except sa.exc.SQLAlchemyError as exc:
             raise VaultError(
@@ -394,7 +409,21 @@ class Vault:
         ).first()
         return None if row is None else (int(row[0]), bytes(row[1]), str(row[2]))
 
-    def _require_current(self, conn: Connection) -> None:
+    def _require_current(self, conn: Connection, *, lock: str | None = None) -> None:
+        """Raise :class:`VaultError` unless this Vault's key version is the vault's current one.
+
+        ``lock="share"`` (writers of token rows) or ``"update"`` (rotation) first locks the
+        key version's row on PostgreSQL until the transaction ends, so that a rotation
+        waits for writes in flight under the old version and writers wait for a rotation
+        (then see the new version and stop). On SQLite the write transaction's
+        ``BEGIN IMMEDIATE`` already excludes every other writer.
+        """
+        if lock is not None and not self._sqlite:
+            conn.execute(
+                sa.select(_meta.c.key_version)
+                .where(_meta.c.key_version == self._keys.version)
+                .with_for_update(read=lock == "share")
+            ).all()
         row = conn.execute(sa.select(sa.func.max(_meta.c.key_version))).scalar_one()
         if row != self._keys.version:
             raise VaultError(
@@ -520,7 +549,7 @@ class Vault:
             for i in order
         ]
         with self._connect(write=True) as conn:
-            self._require_current(conn)
+            self._require_current(conn, lock="share")
             for start in range(0, len(rows), 10 * _CHUNK):
                 conn.execute(
                     self._insert(_tokens).on_conflict_do_nothing(),
@@ -601,8 +630,10 @@ class Vault:
 
         All rows get a new nonce, ciphertext and blind index in one transaction; tokens
         do not change. Afterwards only ``new_master_key`` opens the vault, and a Vault
-        opened elsewhere before the rotation refuses to work. Run it while no other
-        process writes to the vault.
+        opened elsewhere before the rotation refuses to work. Other processes may be
+        tokenizing meanwhile: the rotation waits for their writes in flight (which it
+        then re-encrypts), and their later writes are refused, so no row is left under
+        the old key.
 
         Raises
         ------
@@ -615,7 +646,7 @@ class Vault:
         old = self._keys
         new = _Keys(new_master, old.version + 1)
         with self._connect(write=True) as conn:
-            self._require_current(conn)
+            self._require_current(conn, lock="update")
             conn.execute(
                 _meta.insert(),
                 [{"key_version": new.version, "key_check": new.check, "key_id": new_master.key_id}],
@@ -661,6 +692,10 @@ class Vault:
                 )
         self._master = new_master
         self._keys = new
+
+
+def _driver_autocommit(dbapi_connection: Any, connection_record: Any) -> None:
+    dbapi_connection.isolation_level = None
 
 
 def _first_line(exc: BaseException | None) -> str:
