@@ -202,6 +202,9 @@ def categorical_input(
             categories = np.asarray(dtype.categories, dtype=object)
             codes = np.asarray(pd.Categorical(data).codes, dtype=np.int64)
             source = "the categories of its categorical dtype"
+        elif _is_arrow_string(dtype):
+            codes, categories = _arrow_factorize(data)
+            source = "the distinct values present in the data"
         else:
             codes, uniques = pd.factorize(np.asarray(data, dtype=object), sort=True)
             codes = codes.astype(np.int64, copy=False)
@@ -229,7 +232,7 @@ def categorical_input(
     unknown = codes < 0
     mask: np.ndarray | None = None
     if unknown.any():
-        flat = np.asarray(data, dtype=object)[unknown]
+        flat = _values_at(data, unknown)
         is_missing = np.asarray(pd.isna(flat), dtype=bool)
         if not is_missing.all():
             bad = pd.unique(flat[~is_missing])
@@ -247,6 +250,44 @@ def categorical_input(
     )
 
 
+def _is_arrow_string(dtype: Any) -> bool:
+    return isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+
+
+def _arrow_factorize(data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and int64 codes (-1: missing) of an Arrow string column.
+
+    Encoded in Arrow (one dictionary encoding, then a sort of the few distinct values),
+    without making a Python string per record. UTF-8 byte order is code-point order, so
+    the categories come out in the order ``pd.factorize(..., sort=True)`` gives.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = pa.array(data)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    encoded = pc.dictionary_encode(array)
+    order = np.asarray(pc.array_sort_indices(encoded.dictionary).to_numpy(), dtype=np.int64)
+    rank = np.empty(order.size + 1, dtype=np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    rank[-1] = -1  # missing values: index -1 after filling nulls
+    indices = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(), dtype=np.int64)
+    codes = rank[indices]
+    categories = np.asarray(encoded.dictionary.take(pa.array(order)).to_pylist(), dtype=object)
+    return codes, categories
+
+
+def _values_at(data: Any, mask: np.ndarray) -> np.ndarray:
+    """``data[mask]`` as an object array, converting only the selected entries."""
+    values = data.array if isinstance(data, pd.Series) else data
+    try:
+        picked = values[mask]
+    except (TypeError, IndexError, KeyError):
+        picked = np.asarray(values, dtype=object)[mask]
+    return np.asarray(picked, dtype=object)
+
+
 def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
     """Position of each value in ``domain``; -1 for missing values and unknown ones."""
     if isinstance(data.dtype, pd.CategoricalDtype):
@@ -254,11 +295,7 @@ def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
         mapping = domain.get_indexer(own.categories)
         codes = np.asarray(own.codes, dtype=np.int64)
         return np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1)
-    if (
-        isinstance(data.dtype, pd.StringDtype)
-        and data.dtype.storage == "pyarrow"
-        and all(isinstance(c, str) for c in domain)
-    ):
+    if _is_arrow_string(data.dtype) and all(isinstance(c, str) for c in domain):
         # Arrow strings are looked up in Arrow, without Python string objects.
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -319,7 +356,10 @@ def with_column(
     """
     out = output_frame(df)
     if not isinstance(values, pd.Series):
-        values = pd.Series(values, index=df.index, copy=False)
+        # An object array stays object: pandas 3 would otherwise infer its strings into
+        # a new str column (a copy of every value, and a dtype the input did not have).
+        dtype = object if isinstance(values, np.ndarray) and values.dtype == object else None
+        values = pd.Series(values, index=df.index, dtype=dtype, copy=False)
     out[target] = values
     record_cost(out, df, cost, ledger)
     return out

@@ -34,6 +34,7 @@ from veil.ldp._column import (
     with_column,
 )
 from veil.mechanisms import (
+    BinaryRandomizedResponse,
     Exponential,
     ExponentialCalibration,
     PrivacyCost,
@@ -231,7 +232,7 @@ def _randomized_response(
             f"positive_label: {positive_label!r} is not one of the categories "
             f"{column.categories.tolist()}"
         )
-    mechanism = RandomizedResponse(eps, k)
+    mechanism = BinaryRandomizedResponse(eps) if k == 2 else RandomizedResponse(eps, k)
     noisy = mechanism.randomise(column.valid_codes(), resolve_rng(rng, stacklevel=4))
     return categorical_output(noisy, column, array=array), mechanism.cost(name)
 
