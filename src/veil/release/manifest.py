@@ -101,9 +101,7 @@ def not_protected(
         "masked_without_formal_guarantee": (
             []
             if ledger is None
-            else [
-                f"{s.scope}: {s.step}" for s in ledger.steps if s.step in _NO_FORMAL_GUARANTEE
-            ]
+            else [f"{s.scope}: {s.step}" for s in ledger.steps if s.step in _NO_FORMAL_GUARANTEE]
         ),
     }
 

@@ -211,11 +211,7 @@ class RunResult:
         ]
         lines.extend(f"syntactic: {line}" for line in totals["syntactic"])
         lines.append(f"warnings: {len(self.warnings)}")
-        lines.extend(
-            f"wrote {p}"
-            for p in (self.release_path, self.manifest_path)
-            if p is not None
-        )
+        lines.extend(f"wrote {p}" for p in (self.release_path, self.manifest_path) if p is not None)
         lines.extend(
             f"wrote {p} (confidential: keep it apart from the release)"
             for p in (self.custodian_path, self.report_path)
@@ -869,8 +865,7 @@ def _release_facts(
         formulas = "not applicable (Parquet)"
     elif escape:
         formulas = (
-            "text cells starting with = + - @ tab or CR were prefixed with an apostrophe "
-            "(OWASP)"
+            "text cells starting with = + - @ tab or CR were prefixed with an apostrophe (OWASP)"
         )
     else:
         formulas = "not escaped (output.raw_csv)"
