@@ -190,3 +190,22 @@ def test_frame_without_text_columns_gives_empty_report() -> None:
     report = scan_pii(pd.DataFrame({"n": [1, 2]}), engine="patterns")
     assert report.counts.empty
     assert "no text columns" in repr(report)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_digits_of_any_script_are_found(engine: str) -> None:
+    df = pd.DataFrame(
+        {
+            "note": [
+                "card ４１１１ １１１１ １１１１ １１１１ on file",
+                "call +1 ٤١٥-٥٥٥-٢٦٧١ now",
+                "plain text",
+            ]
+        },
+        dtype=object,
+    )
+    report = scan_pii(df, engine=engine)
+    assert int(report.counts.loc["note", "CREDIT_CARD"]) == 1
+    assert int(report.counts.loc["note", "PHONE_NUMBER"]) == 1
+    out = redact_pii(df, engine=engine)["note"].tolist()
+    assert out == ["card <CREDIT_CARD> on file", "call <PHONE_NUMBER> now", "plain text"]

@@ -136,3 +136,29 @@ def test_bad_values_are_refused() -> None:
         mask_partial(pd.DataFrame({"a": ["x"]}))
     with pytest.raises(DataTypeError):
         mask_email(np.array([["a@b.c"]]))
+
+
+# Full-width (U+FF10..U+FF19) and Arabic-Indic (U+0660..U+0669) digits.
+FULL_WIDTH_CARD = "４１１１ １１１１ １１１１ １１１１"
+ARABIC_INDIC_CARD = "٤١١١-١١١١-١١١١-١١١١"
+
+
+@pytest.mark.parametrize("card", [FULL_WIDTH_CARD, ARABIC_INDIC_CARD, "４１１１1111１１１１1111"])
+def test_mask_card_reads_digits_of_any_script(card: str) -> None:
+    out = mask_card([card, f"paid with {card} today"]).tolist()
+    assert out[0].endswith("1111") and out[0].count("*") == 12
+    assert out[1].startswith("paid with ") and out[1].count("*") == 12
+    for text in out:
+        assert not any(ch.isdigit() and not ch.isascii() for ch in text)
+    assert mask_card([card], require_luhn=True).tolist()[0].count("*") == 12
+
+
+def test_mask_phone_reads_digits_of_any_script() -> None:
+    out = mask_phone(["＋１ (５５５) １２３-４５６７", "+1 (٥٥٥) ١٢٣-٤٥٦٧"]).tolist()
+    assert out == ["+* (***) ***-4567", "+* (***) ***-4567"]
+
+
+def test_only_non_ascii_values_are_normalized() -> None:
+    values = pd.Series(["card 4111 1111 1111 1111", "ﬁle 12", "a\u00a0b 12", None], dtype=object)
+    out = mask_card(values)
+    assert out.tolist() == ["card **** **** **** 1111", "file 12", "a b 12", None]

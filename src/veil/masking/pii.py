@@ -23,6 +23,9 @@ Two engines find the same entity types under the same names:
     phone-like layout). It needs no extra package and is several times faster.
 
 Each distinct text is analysed once, whatever the number of rows or columns holding it.
+Digits of any script are read as ASCII digits (full-width ``４１１１``, Arabic-Indic ...):
+a text holding such digits is analysed, and if something is found in it returned, in
+NFKC with ASCII digits (:func:`veil.masking.digits.ascii_digits`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import pandas as pd
 
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.frames import output_frame, record_masking
+from veil.masking.digits import ascii_digits
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine
@@ -429,6 +433,8 @@ def _analyse(
     language: str,
     replacement: str | None,
 ) -> tuple[np.ndarray, pd.Series]:
+    # Full-width and other non-ASCII digits are read as ASCII ones by both engines.
+    texts = ascii_digits(texts.astype("string")).astype(object)
     if engine == "presidio":
         if not isinstance(language, str) or not language:
             raise ParameterError(f"language: must be a spaCy language code, got {language!r}")

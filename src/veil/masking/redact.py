@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import DataTypeError, ParameterError
+from veil.masking.digits import ascii_digits
 
 __all__ = ["mask_card", "mask_email", "mask_partial", "mask_phone", "redact"]
 
@@ -138,7 +139,9 @@ def mask_phone(values: Any, keep_last: int = 4, mask_char: str = "*") -> Any:
     """Mask every digit but the last ``keep_last``, keeping separators and layout.
 
     ``"+1 (555) 123-4567"`` becomes ``"+* (***) ***-4567"``. A number with
-    ``keep_last`` digits or fewer has all its digits masked.
+    ``keep_last`` digits or fewer has all its digits masked. Digits of any script count
+    (full-width ``５５５``, Arabic-Indic ...): a value holding such digits is returned in
+    NFKC with ASCII digits (:func:`veil.masking.digits.ascii_digits`).
 
     Examples
     --------
@@ -148,6 +151,7 @@ def mask_phone(values: Any, keep_last: int = 4, mask_char: str = "*") -> Any:
     keep = _check_keep(keep_last)
     char = _check_mask_char(mask_char)
     strings, original = _as_strings(values)
+    strings = ascii_digits(strings)
     # A digit followed by at least `keep` more digits is not among the last `keep`.
     followed = rf"\d(?=(?:\D*\d){{{keep}}})" if keep else r"\d"
     masked = strings.str.replace(followed, char, regex=True)
@@ -176,6 +180,9 @@ def mask_card(
     becomes ``"card **** **** **** 1111"``. By default no Luhn check is made: masking a
     number that is not a card costs little, leaving a mistyped card visible costs more.
     ``require_luhn=True`` masks only Luhn-valid runs. Text outside the runs is kept.
+    Digits of any script count: ``"４１１１ １１１１ １１１１ １１１１"`` (full-width) is a
+    card too, and a value holding such digits is returned in NFKC with ASCII digits
+    (:func:`veil.masking.digits.ascii_digits`).
 
     Examples
     --------
@@ -185,6 +192,7 @@ def mask_card(
     keep = _check_keep(keep_last)
     char = _check_mask_char(mask_char)
     strings, original = _as_strings(values)
+    strings = ascii_digits(strings)
 
     def _mask(match: re.Match[str]) -> str:
         run = match.group(0)
