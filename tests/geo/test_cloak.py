@@ -1,4 +1,9 @@
-"""Quadtree k-cloaking: the k guarantee, agreement with a per-point rescan, errors."""
+"""Quadtree k-cloaking: the k guarantee, agreement with a per-point rescan, errors.
+
+The paper's construction (``variant="paper"``) is checked against the seed's per-point
+rescan; the default (reciprocal) construction against its guarantee: every released
+location is shared by at least k records, on random and adversarial data.
+"""
 
 from __future__ import annotations
 
@@ -67,7 +72,7 @@ def _points_in(x: np.ndarray, y: np.ndarray, cx: float, cy: float, size: float) 
 @pytest.mark.parametrize("k", [2, 5, 20])
 def test_every_reported_cell_holds_at_least_k_true_points(k: int) -> None:
     x, y = _clustered(11)
-    cx, cy, size, count = cloak_xy(x, y, k, bounds=DYADIC)
+    cx, cy, size, count = cloak_xy(x, y, k, bounds=DYADIC, variant="paper")
     cells = np.unique(np.column_stack([cx, cy, size]), axis=0)
     for ccx, ccy, csize in cells:
         inside = _points_in(x, y, ccx, ccy, csize)
@@ -82,7 +87,7 @@ def test_every_reported_cell_holds_at_least_k_true_points(k: int) -> None:
 def test_agrees_with_the_per_point_rescan(k: int) -> None:
     x, y = _clustered(12, n=1500)
     expected, sizes, counts = _rescan(x, y, k, DYADIC, 12)
-    cx, cy, size, count = cloak_xy(x, y, k, bounds=DYADIC, max_depth=12)
+    cx, cy, size, count = cloak_xy(x, y, k, bounds=DYADIC, max_depth=12, variant="paper")
     np.testing.assert_array_equal(cx, expected[:, 0])
     np.testing.assert_array_equal(cy, expected[:, 1])
     np.testing.assert_array_equal(size, sizes)
@@ -91,7 +96,7 @@ def test_agrees_with_the_per_point_rescan(k: int) -> None:
 
 def test_agrees_with_the_rescan_on_the_default_square() -> None:
     x, y = _clustered(13, n=1500)
-    cx, cy, size, count = cloak_xy(x, y, 7)
+    cx, cy, size, count = cloak_xy(x, y, 7, variant="paper")
     # The default square: corner at the minima, side the extent widened by 2**-20,
     # depth down to cells of at least 1 m.
     side = max(np.ptp(x), np.ptp(y)) * (1 + 2.0**-20)
@@ -108,7 +113,7 @@ def test_agrees_with_the_rescan_on_the_default_square() -> None:
 def test_reported_cell_is_the_smallest_quadrant_holding_k(k: int) -> None:
     x, y = _clustered(14)
     depth = 12
-    cx, cy, size, _ = cloak_xy(x, y, k, bounds=DYADIC, max_depth=depth)
+    cx, cy, size, _ = cloak_xy(x, y, k, bounds=DYADIC, max_depth=depth, variant="paper")
     finest = DYADIC[2] / 2**depth
     for i in np.flatnonzero(size > finest)[::7]:
         half = size[i] / 2
@@ -120,10 +125,13 @@ def test_reported_cell_is_the_smallest_quadrant_holding_k(k: int) -> None:
 
 def test_dense_areas_get_smaller_cells_than_sparse_ones() -> None:
     x, y = _clustered(15)
-    _, _, size, _ = cloak_xy(x, y, 10, bounds=DYADIC)
+    _, _, size, _ = cloak_xy(x, y, 10, bounds=DYADIC, variant="paper")
     core = slice(0, 1500)  # normal, sd 150 m
     scatter = slice(3000 - 375, 3000)  # uniform over 14 km
     assert np.median(size[core]) * 8 <= np.median(size[scatter])
+    # The reciprocal default keeps some dense quadrants back with sparse neighbours.
+    _, _, size, _ = cloak_xy(x, y, 10, bounds=DYADIC)
+    assert np.median(size[core]) * 2 <= np.median(size[scatter])
 
 
 def test_k_one_gives_the_deepest_cells() -> None:
@@ -151,15 +159,85 @@ def test_k_equal_to_n_gives_the_root_cell() -> None:
     assert (count == 400).all()
 
 
-def test_released_centres_are_not_reciprocal() -> None:
-    # Documented limitation: the 2 points outside the crowded quadrant report the parent
-    # cell, which holds k + 2 points, yet only 2 rows carry its centre.
+def test_paper_variant_releases_centres_for_fewer_than_k() -> None:
+    # The paper's limitation: the 2 points outside the crowded quadrant report the
+    # parent cell, which holds k + 2 points, yet only 2 rows carry its centre.
     x = np.array([1.0, 1.5, 2.0, 2.5, 3.0, 13.0, 14.0])
     y = np.array([1.0, 1.5, 2.0, 2.5, 3.0, 13.0, 14.0])
-    cx, _, size, count = cloak_xy(x, y, 5, bounds=(0.0, 0.0, 16.0))
+    cx, _, size, count = cloak_xy(x, y, 5, bounds=(0.0, 0.0, 16.0), variant="paper")
     assert (count >= 5).all()
     assert (cx[5:] == 8.0).all() and (size[5:] == 16.0).all() and (count[5:] == 7).all()
     assert (size[:5] == 4.0).all()
+
+
+def test_reciprocal_default_keeps_the_crowded_quadrant_with_the_two() -> None:
+    # Regression: the same points under the default release 7 rows at the root centre.
+    x = np.array([1.0, 1.5, 2.0, 2.5, 3.0, 13.0, 14.0])
+    y = np.array([1.0, 1.5, 2.0, 2.5, 3.0, 13.0, 14.0])
+    cx, cy, size, count = cloak_xy(x, y, 5, bounds=(0.0, 0.0, 16.0))
+    assert (cx == 8.0).all() and (cy == 8.0).all() and (size == 16.0).all()
+    assert (count == 7).all()
+
+
+def _released_per_location(
+    cx: np.ndarray, cy: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows per released (centre, size), and each row's location's count."""
+    _, inverse, counts = np.unique(
+        np.column_stack([cx, cy, size]), axis=0, return_inverse=True, return_counts=True
+    )
+    return counts, counts[inverse.ravel()]
+
+
+@pytest.mark.parametrize("k", [2, 5, 10, 20])
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_reciprocal_every_released_location_is_shared_by_k_rows(k: int, seed: int) -> None:
+    x, y = _clustered(seed)
+    cx, cy, size, count = cloak_xy(x, y, k, bounds=DYADIC)
+    per_location, per_row = _released_per_location(cx, cy, size)
+    assert per_location.min() >= k
+    np.testing.assert_array_equal(count, per_row)
+    # Each row is released at a cell that holds it.
+    assert (np.abs(x - cx) <= size / 2).all() and (np.abs(y - cy) <= size / 2).all()
+
+
+def test_paper_variant_releases_a_location_for_one_record_at_k_10() -> None:
+    # The audit's check: with the paper's construction some released centre is shared
+    # by a single record at k = 10; the default never goes below k.
+    x, y = _clustered(34)
+    cx, cy, size, _ = cloak_xy(x, y, 10, bounds=DYADIC, variant="paper")
+    assert _released_per_location(cx, cy, size)[0].min() < 10
+    cx, cy, size, _ = cloak_xy(x, y, 10, bounds=DYADIC)
+    assert _released_per_location(cx, cy, size)[0].min() >= 10
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_reciprocal_holds_on_adversarial_layouts(k: int) -> None:
+    # Adversarial: one lone point next to dense quadrants, at every level of nesting;
+    # duplicates stacked on one spot; points on the quadrant edges.
+    lone = [(15.9, 15.9), (7.9, 7.9), (3.9, 3.9), (1.9, 1.9)]
+    dense = [(0.1 + 0.01 * i, 0.1 + 0.01 * j) for i in range(k) for j in range(2)]
+    stacked = [(5.0, 5.0)] * (k - 1)
+    edges = [(8.0, 0.0), (0.0, 8.0), (4.0, 4.0), (12.0, 12.0)]
+    xy = np.array(lone + dense + stacked + edges)
+    for variant_k in (k, k + 1):
+        cx, cy, size, count = cloak_xy(xy[:, 0], xy[:, 1], variant_k, bounds=(0.0, 0.0, 16.0))
+        per_location, per_row = _released_per_location(cx, cy, size)
+        assert per_location.min() >= variant_k
+        np.testing.assert_array_equal(count, per_row)
+    rng = _rng(35)
+    for _ in range(50):
+        n = int(rng.integers(k, 400))
+        pts = rng.integers(0, 64, (n, 2)).astype(float) / 4.0  # many ties on a lattice
+        cx, cy, size, _ = cloak_xy(pts[:, 0], pts[:, 1], k, bounds=(0.0, 0.0, 16.0))
+        assert _released_per_location(cx, cy, size)[0].min() >= k
+
+
+def test_bad_variant_is_refused() -> None:
+    with pytest.raises(ParameterError, match="variant: must be 'reciprocal' or 'paper'"):
+        cloak_xy([0.0, 1.0], [0.0, 1.0], 1, variant="gruteser")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="variant"):
+        cloak(_frame(30, 20), "lat", "lon", 2, projection=NYC, variant="x")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.0, True, "3"])
@@ -250,13 +328,13 @@ def test_cell_output_adds_size_and_count_and_float64_coordinates() -> None:
 
 def test_centre_output_adds_no_columns() -> None:
     df = _frame(23, 200)
-    out = cloak(df, "lat", "lon", 5)
+    out = cloak(df, "lat", "lon", 5, projection=NYC)
     assert list(out.columns) == ["id", "lat", "lon"]
     np.testing.assert_array_equal(out["id"], df["id"])
 
 
 def test_records_a_zero_epsilon_syntactic_cost() -> None:
-    out = cloak(_frame(24, 200), "lat", "lon", 4)
+    out = cloak(_frame(24, 200), "lat", "lon", 4, projection=NYC)
     (entry,) = out.attrs["veil.privacy"]
     assert entry["epsilon"] == 0.0 and entry["delta"] == 0.0
     assert entry["notion"] == "syntactic" and entry["unit"] == "record"
@@ -267,7 +345,7 @@ def test_records_a_zero_epsilon_syntactic_cost() -> None:
 def test_input_frame_is_not_mutated() -> None:
     df = _frame(25, 500)
     before = df.copy(deep=True)
-    cloak(df, "lat", "lon", 5, output="cell")
+    cloak(df, "lat", "lon", 5, output="cell", projection=NYC)
     pd.testing.assert_frame_equal(df, before)
     assert df.attrs == {}
 
@@ -276,42 +354,42 @@ def test_missing_error_raises_and_keep_keeps() -> None:
     df = _frame(26, 300)
     df.loc[[3, 10], "lat"] = np.nan
     with pytest.raises(MissingValueError):
-        cloak(df, "lat", "lon", 5)
-    out = cloak(df, "lat", "lon", 5, output="cell", missing="keep")
+        cloak(df, "lat", "lon", 5, projection=NYC)
+    out = cloak(df, "lat", "lon", 5, output="cell", missing="keep", projection=NYC)
     assert out.loc[[3, 10], ["lat", "lon", "cloak_size_m"]].isna().all().all()
     assert out["cloak_count"].isna().sum() == 2
     assert out.drop(index=[3, 10])[["lat", "lon"]].notna().all().all()
     # Missing rows take no part in the counts: k can reach the present rows only.
-    cloak(df, "lat", "lon", 298, missing="keep")
+    cloak(df, "lat", "lon", 298, missing="keep", projection=NYC)
     with pytest.raises(ParameterError, match=r"k: must be at most .* \(298\)"):
-        cloak(df, "lat", "lon", 299, missing="keep")
+        cloak(df, "lat", "lon", 299, missing="keep", projection=NYC)
 
 
 def test_out_of_range_latitude_raises() -> None:
     df = _frame(27, 50)
     df.loc[0, "lat"] = 95.0
     with pytest.raises(DomainError, match="'lat'"):
-        cloak(df, "lat", "lon", 5)
+        cloak(df, "lat", "lon", 5, projection=NYC)
 
 
 def test_frame_parameter_errors_name_the_parameter() -> None:
     df = _frame(28, 50)
     with pytest.raises(ParameterError, match="output: must be 'centre' or 'cell'"):
-        cloak(df, "lat", "lon", 5, output="box")  # type: ignore[arg-type]
+        cloak(df, "lat", "lon", 5, output="box", projection=NYC)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match=r"bounds_m: .*must contain every point"):
         cloak(df, "lat", "lon", 5, bounds_m=(0.0, 0.0, 10.0), projection=NYC)
     with pytest.raises(ParameterError, match="min_cell_m"):
-        cloak(df, "lat", "lon", 5, min_cell_m=0.0)
+        cloak(df, "lat", "lon", 5, min_cell_m=0.0, projection=NYC)
     with pytest.raises(ParameterError, match="k: must be at most"):
-        cloak(df, "lat", "lon", 51)
+        cloak(df, "lat", "lon", 51, projection=NYC)
     taken = df.assign(cloak_count=1)
     with pytest.raises(ParameterError, match="already has \\['cloak_count'\\]"):
-        cloak(taken, "lat", "lon", 5, output="cell")
+        cloak(taken, "lat", "lon", 5, output="cell", projection=NYC)
 
 
 def test_hundred_thousand_points() -> None:
     df = _frame(29, 100_000)
-    out = cloak(df, "lat", "lon", 10, output="cell")
+    out = cloak(df, "lat", "lon", 10, output="cell", projection=NYC)
     assert len(out) == 100_000
     assert (out["cloak_count"] >= 10).all()
     assert out[["lat", "lon"]].notna().all().all()
@@ -326,3 +404,51 @@ def test_bounds_derived_from_the_data_warn_and_public_bounds_do_not() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cloak(df, "lat", "lon", 5, bounds_m=bounds, projection=NYC)
+
+
+def test_frame_without_a_projection_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"projection: .*public"):
+        cloak(_frame(42, 50), "lat", "lon", 5)
+
+
+def test_projection_from_the_data_warns_and_is_recorded() -> None:
+    df = _frame(43, 200)
+    with pytest.warns(PrivacyLeakWarning, match="chosen from the data"):
+        out = cloak(df, "lat", "lon", 5, projection="data", bounds_m=None)
+    leaks = [entry["leak"] for entry in out.attrs["veil.leaks"]]
+    assert "projection chosen from the data" in leaks
+    assert "quadtree root square derived from the data" in leaks
+
+
+def test_public_bounds_and_projection_record_no_leak() -> None:
+    df = _frame(44, 200)
+    out = cloak(df, "lat", "lon", 5, bounds_m=(-40960.0, -40960.0, 81920.0), projection=NYC)
+    assert "veil.leaks" not in out.attrs
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [(0.0, 0.0, 1e308), (-1e300, 0.0, 10.0), (0.0, 0.0, 2.1e7), (0.0, float("nan"), 10.0)],
+)
+def test_bounds_beyond_what_a_projection_holds_are_refused(bounds: object) -> None:
+    with pytest.raises(ParameterError, match=r"bounds_m: .*20,000 km"):
+        cloak(_frame(45, 50), "lat", "lon", 5, bounds_m=bounds, projection=NYC)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("min_cell", [1e308, float("inf"), -1.0, 0.0])
+def test_min_cell_m_beyond_what_a_projection_holds_is_refused(min_cell: float) -> None:
+    with pytest.raises(ParameterError, match=r"min_cell_m: .*20,000,000"):
+        cloak(_frame(46, 50), "lat", "lon", 5, min_cell_m=min_cell, projection=NYC)
+
+
+def test_outside_records_raise_or_are_dropped() -> None:
+    df = _frame(47, 300)
+    df.loc[7, ["lat", "lon"]] = (-40.75, 106.02)  # the sign typo, far from New York
+    with pytest.raises(DomainError, match="1 records lie outside") as info:
+        cloak(df, "lat", "lon", 5, projection=NYC)
+    assert "106.02" not in str(info.value) and "-40.75" not in str(info.value)
+    out = cloak(df, "lat", "lon", 5, projection=NYC, outside="drop", output="cell")
+    assert len(out) == 299 and 7 not in out.index
+    assert out["cloak_count"].notna().all() and (out["cloak_count"] >= 5).all()
+    (entry,) = out.attrs["veil.masking"]
+    assert entry["dropped"] == 1

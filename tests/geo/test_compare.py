@@ -68,6 +68,7 @@ def reproduced() -> pd.DataFrame:
                 rng=generator,
                 projection=projection,
                 cloak_bounds_m=SEED_CLOAK_BOUNDS,
+                cloak_variant="paper",
             )
         )
     numbers = ["reid_rate", "median_shift_m", "density_corr", "mean_shift_m", "p95_shift_m"]

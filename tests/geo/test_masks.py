@@ -26,6 +26,7 @@ from veil.errors import (
     DomainError,
     MissingValueError,
     ParameterError,
+    PrivacyLeakWarning,
     ReproducibleNoiseWarning,
 )
 from veil.geo import (
@@ -33,9 +34,9 @@ from veil.geo import (
     donut,
     grid,
     jitter,
-    local_projection,
     planar_laplace,
     projection_at,
+    projection_for_region,
 )
 from veil.mechanisms import PrivacyLedger
 
@@ -51,20 +52,28 @@ def _rng(seed: int) -> np.random.Generator:
 Mask = Callable[..., pd.DataFrame]
 
 # Each mask with parameters giving displacements of a few hundred metres.
+PUBLIC = projection_at(*NYC)
+
+
+def _public(kw: dict[str, Any]) -> dict[str, Any]:
+    """The keywords with a public projection (New York's centre) unless one is given."""
+    return {"projection": PUBLIC, **kw}
+
+
 MASKS: dict[str, Mask] = {
     "planar_laplace": lambda df, **kw: planar_laplace(
-        df, "lat", "lon", 0.01, rng=kw.pop("rng", _rng(0)), **kw
+        df, "lat", "lon", 0.01, rng=kw.pop("rng", _rng(0)), **_public(kw)
     ),
     "jitter_disc": lambda df, **kw: jitter(
-        df, "lat", "lon", 300.0, kind="disc", rng=kw.pop("rng", _rng(0)), **kw
+        df, "lat", "lon", 300.0, kind="disc", rng=kw.pop("rng", _rng(0)), **_public(kw)
     ),
     "jitter_gaussian": lambda df, **kw: jitter(
-        df, "lat", "lon", 150.0, kind="gaussian", rng=kw.pop("rng", _rng(0)), **kw
+        df, "lat", "lon", 150.0, kind="gaussian", rng=kw.pop("rng", _rng(0)), **_public(kw)
     ),
     "donut": lambda df, **kw: donut(
-        df, "lat", "lon", 100.0, 500.0, rng=kw.pop("rng", _rng(0)), **kw
+        df, "lat", "lon", 100.0, 500.0, rng=kw.pop("rng", _rng(0)), **_public(kw)
     ),
-    "grid": lambda df, **kw: grid(df, "lat", "lon", 250.0, **kw),
+    "grid": lambda df, **kw: grid(df, "lat", "lon", 250.0, **_public(kw)),
 }
 ALL = pytest.mark.parametrize("name", list(MASKS))
 
@@ -208,6 +217,8 @@ def test_continent_wide_data_is_refused(name: str) -> None:
     rng = _rng(1)
     df = pd.DataFrame({"lat": rng.uniform(25.0, 49.0, 300), "lon": rng.uniform(-124.0, -67.0, 300)})
     with pytest.raises(DomainError, match="km from their centre"):
+        MASKS[name](df, projection="data")
+    with pytest.raises(DomainError, match=r"\d+ records lie outside the region"):
         MASKS[name](df)
 
 
@@ -239,10 +250,11 @@ def test_a_given_projection_is_used(name: str) -> None:
 
 
 @ALL
-def test_masks_near_the_pole_and_across_the_antimeridian(name: str) -> None:
+@pytest.mark.parametrize("method", ["aeqd", "stereographic"])
+def test_masks_near_the_pole_and_across_the_antimeridian(name: str, method: str) -> None:
     for lat0, lon0 in ((86.0, 20.0), (-17.0, 179.999)):
         df = _same_point(500, lat0, lon0)
-        out = MASKS[name](df)
+        out = MASKS[name](df, projection=projection_at(lat0, lon0, method=method))  # type: ignore[arg-type]
         assert ((out["lon"] >= -180.0) & (out["lon"] < 180.0)).all()
         _, _, dist = GEOD.inv(df["lon"].to_numpy(), df["lat"].to_numpy(), out["lon"], out["lat"])
         assert np.max(dist) < 5_000.0  # metres, not a jump across the globe
@@ -254,36 +266,38 @@ def test_masks_near_the_pole_and_across_the_antimeridian(name: str) -> None:
 @pytest.mark.parametrize("epsilon", [0, -1.0, float("nan"), float("inf"), "0.1"])
 def test_planar_laplace_refuses_bad_epsilon(epsilon: Any) -> None:
     with pytest.raises(ParameterError, match="epsilon"):
-        planar_laplace(_frame(), "lat", "lon", epsilon, rng=_rng(0))
+        planar_laplace(_frame(), "lat", "lon", epsilon, rng=_rng(0), projection=PUBLIC)
 
 
 @pytest.mark.parametrize("reports", [0, -2, 1.5, True])
 def test_planar_laplace_refuses_bad_reports(reports: Any) -> None:
     with pytest.raises(ParameterError, match="reports"):
-        planar_laplace(_frame(), "lat", "lon", 0.01, reports=reports, rng=_rng(0))
+        planar_laplace(
+            _frame(), "lat", "lon", 0.01, reports=reports, rng=_rng(0), projection=PUBLIC
+        )
 
 
 def test_bad_sizes_are_refused() -> None:
     df = _frame()
     with pytest.raises(ParameterError, match="grid_m"):
-        planar_laplace(df, "lat", "lon", 0.01, grid_m=0.0, rng=_rng(0))
+        planar_laplace(df, "lat", "lon", 0.01, grid_m=0.0, rng=_rng(0), projection=PUBLIC)
     with pytest.raises(ParameterError, match="truncate_to"):
-        planar_laplace(df, "lat", "lon", 0.01, truncate_to=[(0, 0)], rng=_rng(0))
+        planar_laplace(df, "lat", "lon", 0.01, truncate_to=[(0, 0)], rng=_rng(0), projection=PUBLIC)
     with pytest.raises(ParameterError, match="radius_m"):
-        jitter(df, "lat", "lon", -5.0, rng=_rng(0))
+        jitter(df, "lat", "lon", -5.0, rng=_rng(0), projection=PUBLIC)
     with pytest.raises(ParameterError, match="kind"):
-        jitter(df, "lat", "lon", 5.0, kind="square", rng=_rng(0))  # type: ignore[arg-type]
+        jitter(df, "lat", "lon", 5.0, kind="square", rng=_rng(0), projection=PUBLIC)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="cell_m"):
-        grid(df, "lat", "lon", 0.0)
+        grid(df, "lat", "lon", 0.0, projection=PUBLIC)
     for min_count in (0, True, 2.5):
         with pytest.raises(ParameterError, match="min_count"):
-            grid(df, "lat", "lon", 100.0, min_count=min_count)  # type: ignore[arg-type]
+            grid(df, "lat", "lon", 100.0, min_count=min_count, projection=PUBLIC)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("r_min", "r_max"), [(-1.0, 10.0), (10.0, 10.0), (20.0, 10.0), (1.0, 0.0)])
 def test_donut_refuses_bad_radii(r_min: float, r_max: float) -> None:
     with pytest.raises(ParameterError, match="r_m"):
-        donut(_frame(), "lat", "lon", r_min, r_max, rng=_rng(0))
+        donut(_frame(), "lat", "lon", r_min, r_max, rng=_rng(0), projection=PUBLIC)
 
 
 # --- planar Laplace: the law of the displacement ----------------------------------------------
@@ -293,8 +307,9 @@ def test_donut_refuses_bad_radii(r_min: float, r_max: float) -> None:
 def test_planar_laplace_radius_is_gamma_2_and_angle_uniform(lat0: float, lon0: float) -> None:
     epsilon, n = 0.01, 20_000
     df = _same_point(n, lat0, lon0)
-    out = planar_laplace(df, "lat", "lon", epsilon, rng=_rng(11))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    projection = projection_at(lat0, lon0)
+    out = planar_laplace(df, "lat", "lon", epsilon, projection=projection, rng=_rng(11))
+    east, north = _displacement(df, out, projection)
     radius = np.hypot(east, north)
     assert stats.kstest(radius, stats.gamma(a=2.0, scale=1.0 / epsilon).cdf).pvalue > KS_P
     assert stats.kstest(_angle_fraction(east, north), "uniform").pvalue > KS_P
@@ -309,8 +324,9 @@ def test_planar_laplace_is_isotropic_in_metres(lat0: float, lon0: float) -> None
     epsilon, n = 0.01, 50_000
     expected = math.sqrt(3.0) / epsilon
     df = _same_point(n, lat0, lon0)
-    out = planar_laplace(df, "lat", "lon", epsilon, rng=_rng(12))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    projection = projection_at(lat0, lon0)
+    out = planar_laplace(df, "lat", "lon", epsilon, projection=projection, rng=_rng(12))
+    east, north = _displacement(df, out, projection)
     assert east.std() == pytest.approx(expected, rel=0.03)  # SE about 0.6 %
     assert north.std() == pytest.approx(expected, rel=0.03)
     assert east.std() / north.std() == pytest.approx(1.0, abs=0.03)
@@ -329,7 +345,9 @@ def test_planar_laplace_records_its_cost() -> None:
     df = _frame()
     df.attrs["veil.privacy"] = [{"epsilon": 1.0, "notion": "ldp"}]
     ledger = PrivacyLedger()
-    out = planar_laplace(df, "lat", "lon", 0.004, reports=3, rng=_rng(0), ledger=ledger)
+    out = planar_laplace(
+        df, "lat", "lon", 0.004, reports=3, projection=PUBLIC, rng=_rng(0), ledger=ledger
+    )
     history = out.attrs["veil.privacy"]
     assert len(history) == 2 and history[0] == {"epsilon": 1.0, "notion": "ldp"}
     cost = history[-1]
@@ -345,8 +363,8 @@ def test_planar_laplace_records_its_cost() -> None:
 
 def test_planar_laplace_reports_spend_but_do_not_change_the_noise() -> None:
     df = _frame()
-    once = planar_laplace(df, "lat", "lon", 0.01, rng=_rng(5))
-    thrice = planar_laplace(df, "lat", "lon", 0.01, reports=3, rng=_rng(5))
+    once = planar_laplace(df, "lat", "lon", 0.01, projection=PUBLIC, rng=_rng(5))
+    thrice = planar_laplace(df, "lat", "lon", 0.01, reports=3, projection=PUBLIC, rng=_rng(5))
     pd.testing.assert_frame_equal(once, thrice)
     assert once.attrs["veil.privacy"][-1]["epsilon"] == pytest.approx(0.01)
 
@@ -399,7 +417,15 @@ def test_planar_laplace_truncate_to_refuses_an_empty_region() -> None:
     import shapely
 
     with pytest.raises(ParameterError, match="truncate_to"):
-        planar_laplace(_frame(), "lat", "lon", 0.01, truncate_to=shapely.Polygon(), rng=_rng(0))
+        planar_laplace(
+            _frame(),
+            "lat",
+            "lon",
+            0.01,
+            truncate_to=shapely.Polygon(),
+            rng=_rng(0),
+            projection=PUBLIC,
+        )
 
 
 # --- jitter and donut ---------------------------------------------------------------------
@@ -409,8 +435,9 @@ def test_planar_laplace_truncate_to_refuses_an_empty_region() -> None:
 def test_jitter_disc_is_uniform_over_the_disc(lat0: float, lon0: float) -> None:
     radius_m, n = 300.0, 20_000
     df = _same_point(n, lat0, lon0)
-    out = jitter(df, "lat", "lon", radius_m, kind="disc", rng=_rng(31))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    projection = projection_at(lat0, lon0)
+    out = jitter(df, "lat", "lon", radius_m, kind="disc", projection=projection, rng=_rng(31))
+    east, north = _displacement(df, out, projection)
     r = np.hypot(east, north)
     assert r.max() <= radius_m + 1e-6
     assert stats.kstest((r / radius_m) ** 2, "uniform").pvalue > KS_P
@@ -421,8 +448,9 @@ def test_jitter_disc_is_uniform_over_the_disc(lat0: float, lon0: float) -> None:
 def test_jitter_gaussian_components_have_the_stated_std(lat0: float, lon0: float) -> None:
     sigma, n = 150.0, 20_000
     df = _same_point(n, lat0, lon0)
-    out = jitter(df, "lat", "lon", sigma, kind="gaussian", rng=_rng(32))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    projection = projection_at(lat0, lon0)
+    out = jitter(df, "lat", "lon", sigma, kind="gaussian", projection=projection, rng=_rng(32))
+    east, north = _displacement(df, out, projection)
     for component in (east, north):
         assert component.std() == pytest.approx(sigma, rel=0.02)  # SE 0.5 %
         assert abs(component.mean()) < 5.0  # SE about 1 m
@@ -434,8 +462,9 @@ def test_jitter_gaussian_components_have_the_stated_std(lat0: float, lon0: float
 def test_donut_is_uniform_over_the_annulus_area(lat0: float, lon0: float) -> None:
     r_min, r_max, n = 100.0, 500.0, 20_000
     df = _same_point(n, lat0, lon0)
-    out = donut(df, "lat", "lon", r_min, r_max, rng=_rng(33))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    projection = projection_at(lat0, lon0)
+    out = donut(df, "lat", "lon", r_min, r_max, projection=projection, rng=_rng(33))
+    east, north = _displacement(df, out, projection)
     r = np.hypot(east, north)
     assert r.min() >= r_min - 1e-6 and r.max() <= r_max + 1e-6
     area_fraction = (r**2 - r_min**2) / (r_max**2 - r_min**2)
@@ -448,8 +477,8 @@ def test_donut_is_uniform_over_the_annulus_area(lat0: float, lon0: float) -> Non
 
 def test_donut_with_zero_inner_radius_is_a_disc() -> None:
     df = _same_point(20_000, *NYC)
-    out = donut(df, "lat", "lon", 0, 200.0, rng=_rng(34))
-    east, north = _displacement(df, out, local_projection(df["lat"], df["lon"]))
+    out = donut(df, "lat", "lon", 0, 200.0, projection=PUBLIC, rng=_rng(34))
+    east, north = _displacement(df, out, PUBLIC)
     assert stats.kstest((np.hypot(east, north) / 200.0) ** 2, "uniform").pvalue > KS_P
 
 
@@ -458,8 +487,8 @@ def test_donut_with_zero_inner_radius_is_a_disc() -> None:
 
 def test_grid_outputs_cell_centres() -> None:
     df = _frame(3000)
-    projection = local_projection(df["lat"], df["lon"])
-    out = grid(df, "lat", "lon", 250.0)
+    projection = PUBLIC
+    out = grid(df, "lat", "lon", 250.0, projection=projection)
     x, y = projection.forward(out["lat"].to_numpy(), out["lon"].to_numpy())
     x0, y0 = projection.forward(df["lat"].to_numpy(), df["lon"].to_numpy())
     for coord, true in ((x, x0), (y, y0)):
@@ -471,9 +500,12 @@ def test_grid_outputs_cell_centres() -> None:
 
 def test_grid_is_deterministic_and_takes_no_rng() -> None:
     df = _frame()
-    pd.testing.assert_frame_equal(grid(df, "lat", "lon", 100.0), grid(df, "lat", "lon", 100.0))
+    pd.testing.assert_frame_equal(
+        grid(df, "lat", "lon", 100.0, projection=PUBLIC),
+        grid(df, "lat", "lon", 100.0, projection=PUBLIC),
+    )
     with pytest.raises(TypeError):
-        grid(df, "lat", "lon", 100.0, rng=_rng(0))  # type: ignore[call-arg]
+        grid(df, "lat", "lon", 100.0, projection=PUBLIC, rng=_rng(0))  # type: ignore[call-arg]
 
 
 def test_grid_min_count_suppresses_sparse_cells() -> None:
@@ -531,3 +563,175 @@ def test_default_rng_is_fresh_and_silent(name: str) -> None:
         first = MASKS[name](df, rng=None)
         second = MASKS[name](df, rng=None)
     assert (first["lat"] != second["lat"]).all()
+
+
+# --- the projection is public (soundness audit, items 1, 2 and 5) ---------------------------
+
+
+@ALL
+def test_no_projection_is_refused_naming_projection(name: str) -> None:
+    with pytest.raises(ParameterError, match=r"projection: .*public centre.*projection='data'"):
+        MASKS[name](_frame(), projection=None)
+
+
+@ALL
+@pytest.mark.parametrize("choice", ["data", "auto", "utm", "aeqd"])
+def test_projection_from_the_data_warns_and_is_recorded(name: str, choice: str) -> None:
+    df = _frame()
+    with pytest.warns(PrivacyLeakWarning, match="chosen from the data"):
+        out = MASKS[name](df, projection=choice)
+    (leak,) = out.attrs["veil.leaks"]
+    assert leak["leak"] == "projection chosen from the data"
+    assert leak["scope"] == "lat, lon"
+    assert "veil.leaks" not in df.attrs
+    if name == "planar_laplace":
+        assert "projection chosen from the data" in out.attrs["veil.privacy"][-1]["mechanism"]
+
+
+@ALL
+def test_a_public_projection_records_no_leak_and_does_not_warn(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = MASKS[name](_frame())
+    assert "veil.leaks" not in out.attrs
+
+
+def _moved(df: pd.DataFrame, row: int, metres_east: float) -> pd.DataFrame:
+    lon2, lat2, _ = GEOD.fwd(df["lon"].iloc[row], df["lat"].iloc[row], 90.0, metres_east)
+    moved = df.copy()
+    moved.iloc[row, moved.columns.get_loc("lat")] = lat2
+    moved.iloc[row, moved.columns.get_loc("lon")] = lon2
+    return moved
+
+
+@pytest.mark.parametrize("name", ["planar_laplace", "jitter_disc", "donut", "grid"])
+def test_moving_one_record_leaves_every_other_release_unchanged(name: str) -> None:
+    # The audit's attack: with the projection chosen from the data, moving one record
+    # 17 m switched UTM to AEQD and moved the other 999 points by a median 1.9 m. With a
+    # public projection every other row is released bit for bit the same.
+    rng = _rng(50)
+    n = 1000
+    df = pd.DataFrame(
+        {"lat": 40.75 + rng.uniform(-0.2, 0.2, n), "lon": -74.5 + rng.uniform(-1.6, 1.6, n)}
+    )
+    for moved in (_moved(df, 0, 17.0), _moved(df, 0, 90_000.0)):
+        first = MASKS[name](df, rng=_rng(51)) if name != "grid" else MASKS[name](df)
+        second = MASKS[name](moved, rng=_rng(51)) if name != "grid" else MASKS[name](moved)
+        pd.testing.assert_frame_equal(first.iloc[1:], second.iloc[1:])
+        if name == "planar_laplace":
+            assert first.attrs["veil.privacy"] == second.attrs["veil.privacy"]
+
+
+def test_the_data_chosen_projection_is_what_moved_the_others() -> None:
+    # The same attack against projection="data": one record 10 m inside the UTM zone's
+    # 3-degree margin moves 17 m east, across it; "auto" switches from UTM to AEQD and
+    # every other record's release moves (the leak the warning names is real).
+    rng = _rng(50)
+    n = 1000
+    df = pd.DataFrame(
+        {"lat": 40.75 + rng.uniform(-0.2, 0.2, n), "lon": -74.5 + rng.uniform(-1.4, 1.4, n)}
+    )
+    edge_lon, _, _ = GEOD.fwd(-72.0, 40.75, 270.0, 10.0)
+    df.iloc[0] = (40.75, edge_lon)
+    moved = _moved(df, 0, 17.0)
+    with pytest.warns(PrivacyLeakWarning):
+        first = planar_laplace(df, "lat", "lon", 0.01, projection="data", rng=_rng(51))
+    with pytest.warns(PrivacyLeakWarning):
+        second = planar_laplace(moved, "lat", "lon", 0.01, projection="data", rng=_rng(51))
+    assert "(utm" in first.attrs["veil.privacy"][-1]["mechanism"]
+    assert "(aeqd" in second.attrs["veil.privacy"][-1]["mechanism"]
+    shift = GEOD.inv(first["lon"][1:], first["lat"][1:], second["lon"][1:], second["lat"][1:])[2]
+    assert np.median(shift) > 0.1  # metres
+
+
+def test_adding_one_person_does_not_move_any_grid_cell() -> None:
+    df = _frame(500)
+    extra = pd.DataFrame({"lat": [40.69], "lon": [-74.03]})
+    before = grid(df[["lat", "lon"]], "lat", "lon", 250.0, projection=PUBLIC)
+    after = grid(
+        pd.concat([df[["lat", "lon"]], extra], ignore_index=True),
+        "lat",
+        "lon",
+        250.0,
+        projection=PUBLIC,
+    )
+    np.testing.assert_array_equal(
+        after[["lat", "lon"]].to_numpy()[:500], before[["lat", "lon"]].to_numpy()
+    )
+
+
+@ALL
+def test_a_centre_far_from_the_data_is_refused_without_echoing_coordinates(name: str) -> None:
+    # The audit's sign typo: centre (-40.75, 106.02) for New York data shrank the
+    # east-west noise from 95 m to 2.3 m while the manifest claimed 0.01 per metre.
+    typo = projection_at(-40.75, 106.02)
+    df = _frame()
+    with pytest.raises(DomainError, match=r"200 records lie outside .* km beyond it") as info:
+        MASKS[name](df, projection=typo)
+    message = str(info.value)
+    for value in np.concatenate([df["lat"].to_numpy()[:20], df["lon"].to_numpy()[:20]]):
+        assert f"{value:.4f}" not in message
+
+
+@ALL
+def test_outside_drop_removes_the_far_records_and_records_their_number(name: str) -> None:
+    df = _frame()
+    df.iloc[[4, 9], df.columns.get_loc("lat")] = 47.6  # 780 km north: beyond 490 km
+    with pytest.raises(DomainError, match="2 records lie outside"):
+        MASKS[name](df)
+    out = MASKS[name](df, outside="drop")
+    assert len(out) == len(df) - 2
+    pd.testing.assert_index_equal(out.index, df.index.delete([4, 9]))
+    assert out[["lat", "lon"]].notna().all().all()
+    (entry,) = out.attrs["veil.masking"]
+    assert entry["dropped"] == 2 and entry["columns"] == ["lat", "lon"]
+    with pytest.raises(ParameterError, match="outside: must be 'error' or 'drop'"):
+        MASKS[name](df, outside="keep")
+
+
+def test_utm_region_is_three_degrees_from_the_central_meridian() -> None:
+    utm = projection_at(*NYC, method="utm")  # zone 18: central meridian 75 W
+    df = pd.DataFrame({"lat": [40.7, 40.7, 40.7], "lon": [-73.98, -72.1, -71.5]})
+    with pytest.raises(DomainError, match=r"1 records lie outside .*EPSG:32618"):
+        grid(df, "lat", "lon", 100.0, projection=utm)
+    assert len(grid(df, "lat", "lon", 100.0, projection=utm, outside="drop")) == 2
+
+
+def test_region_projection_refuses_points_outside_its_box() -> None:
+    region = projection_for_region(40.49, -74.26, 40.92, -73.70)
+    df = pd.DataFrame({"lat": [40.75, 40.60, 41.2], "lon": [-73.98, -74.1, -73.9]})
+    with pytest.raises(DomainError, match=r"1 records lie outside .*region"):
+        planar_laplace(df, "lat", "lon", 0.01, projection=region, rng=_rng(0))
+    out = planar_laplace(df, "lat", "lon", 0.01, projection=region, outside="drop", rng=_rng(0))
+    assert len(out) == 2
+
+
+@pytest.mark.parametrize("value", [1e308, float("inf"), float("nan"), 2.0e7 + 1.0, -1.0, 0.0, "5"])
+def test_absurd_lengths_are_refused_for_every_metric_parameter(value: Any) -> None:
+    # Regression: grid(cell_m=1e308) gave infinite coordinates.
+    df = _frame()
+    calls: dict[str, Callable[[], pd.DataFrame]] = {
+        "cell_m": lambda: grid(df, "lat", "lon", value, projection=PUBLIC),
+        "radius_m": lambda: jitter(df, "lat", "lon", value, projection=PUBLIC, rng=_rng(0)),
+        "r_max_m": lambda: donut(df, "lat", "lon", 10.0, value, projection=PUBLIC, rng=_rng(0)),
+        "grid_m": lambda: planar_laplace(
+            df, "lat", "lon", 0.01, grid_m=value, projection=PUBLIC, rng=_rng(0)
+        ),
+    }
+    if value != 0.0:
+        calls["r_min_m"] = lambda: donut(
+            df, "lat", "lon", value, 2.0e7, projection=PUBLIC, rng=_rng(0)
+        )
+    for name, call in calls.items():
+        with pytest.raises(ParameterError, match=name):
+            call()
+
+
+def test_cell_m_at_the_limit_still_gives_finite_coordinates() -> None:
+    out = grid(_frame(), "lat", "lon", 2.0e7, projection=PUBLIC)
+    assert np.isfinite(out[["lat", "lon"]].to_numpy()).all()
+
+
+def test_planar_laplace_refuses_an_epsilon_too_small_to_represent() -> None:
+    with pytest.raises(ParameterError, match="epsilon: must be at least 1e-07"):
+        planar_laplace(_frame(), "lat", "lon", 1e-300, projection=PUBLIC, rng=_rng(0))

@@ -243,5 +243,5 @@ def test_projection_at_refuses_bad_centres(lat: float, lon: float) -> None:
 def test_projection_at_refuses_utm_near_the_pole_and_unknown_methods() -> None:
     with pytest.raises(ParameterError, match="UTM is undefined"):
         projection_at(85.0, 0.0, method="utm")
-    with pytest.raises(ParameterError, match="'utm' or 'aeqd'"):
+    with pytest.raises(ParameterError, match="'aeqd', 'utm' or 'stereographic'"):
         projection_at(40.0, 0.0, method="auto")  # type: ignore[arg-type]

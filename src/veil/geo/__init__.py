@@ -11,7 +11,13 @@ from veil.geo.compare import compare, plot_comparison
 from veil.geo.evaluate import LocationEvaluation, evaluate, evaluate_xy
 from veil.geo.maps import location_map, neighbourhood_png
 from veil.geo.masks import donut, grid, jitter, planar_laplace
-from veil.geo.projection import LocalProjection, local_projection, projection_at
+from veil.geo.projection import (
+    LocalProjection,
+    local_projection,
+    projection_at,
+    projection_for_crs,
+    projection_for_region,
+)
 from veil.geo.synthetic import synthetic_city
 
 __all__ = [
@@ -32,6 +38,8 @@ __all__ = [
     "planar_laplace",
     "plot_comparison",
     "projection_at",
+    "projection_for_crs",
+    "projection_for_region",
     "swap_within_cells",
     "synthetic_city",
 ]

@@ -1,22 +1,52 @@
-"""Reading coordinate columns into metres and writing masked ones back."""
+"""Reading coordinate columns into metres and writing masked ones back.
+
+The projection policy of every mask lives here: a public projection by default, one
+chosen from the data only on request (warned and recorded in the output's
+``attrs["veil.leaks"]``), and the region check with its ``outside`` policy.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil.errors import ColumnError, DataTypeError, MissingValueError, ParameterError
-from veil.frames import output_frame, record_cost
+from veil.errors import (
+    ColumnError,
+    DataTypeError,
+    DomainError,
+    MissingValueError,
+    ParameterError,
+    PrivacyLeakWarning,
+)
+from veil.frames import output_frame, record_cost, record_masking
 from veil.geo.projection import (
     LocalProjection,
-    ProjectionMethod,
     check_coordinates,
     local_projection,
 )
 from veil.mechanisms import PrivacyCost, PrivacyLedger
+
+LEAKS_ATTR = "veil.leaks"
+"""Key of ``DataFrame.attrs`` listing what a step derived from the private data.
+
+Each entry is a dict with ``scope`` (the columns), ``leak`` (what was derived, e.g.
+``"projection chosen from the data"``) and ``detail`` (why it matters).
+"""
+
+ProjectionArg = LocalProjection | str | None
+# Strings that ask for a projection chosen from the data: "data", and the legacy names
+# of local_projection's methods.
+_DATA_METHODS = {"data": "auto", "auto": "auto", "utm": "utm", "aeqd": "aeqd"}
+_NO_PROJECTION = (
+    "projection: a mask needs a public projection, independent of the records: "
+    "projection_at(lat, lon) of a public centre, projection_for_region(south, west, "
+    "north, east) of a public box, or projection_for_crs('EPSG:...'); or "
+    "projection='data' to choose it from the records (a leak, warned and recorded)"
+)
 
 
 @dataclass(frozen=True)
@@ -25,8 +55,17 @@ class Points:
 
     x: np.ndarray
     y: np.ndarray
-    present: np.ndarray  # boolean per row: both coordinates present
+    present: np.ndarray  # boolean per row: both coordinates present (and not dropped)
     projection: LocalProjection
+    dropped: np.ndarray | None = None  # boolean per row: outside the region, dropped
+    leaks: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Boolean per input row: the row is in the output."""
+        if self.dropped is None:
+            return np.ones(self.present.shape, dtype=bool)
+        return np.asarray(~self.dropped)
 
 
 def _column(df: pd.DataFrame, name: Any) -> np.ndarray:
@@ -40,17 +79,52 @@ def _column(df: pd.DataFrame, name: Any) -> np.ndarray:
     return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
+def _resolve(projection: Any, lat: np.ndarray, lon: np.ndarray, public: bool) -> LocalProjection:
+    if isinstance(projection, LocalProjection):
+        return projection
+    if projection is None:
+        if public:
+            raise ParameterError(_NO_PROJECTION)
+        projection = "auto"
+    if not isinstance(projection, str) or projection not in _DATA_METHODS:
+        raise ParameterError(
+            f"projection: must be a LocalProjection (projection_at, projection_for_region, "
+            f"projection_for_crs) or 'data' ('auto', 'utm', 'aeqd' choose from the data "
+            f"too), got {projection!r}"
+        )
+    if lat.size == 0:
+        return LocalProjection("aeqd", "+proj=aeqd +datum=WGS84 +units=m", 0.0, 0.0, from_data=True)
+    return local_projection(lat, lon, method=_DATA_METHODS[projection])  # type: ignore[arg-type]
+
+
 def read_points(
     df: pd.DataFrame,
     lat: Any,
     lon: Any,
     *,
     missing: str,
-    projection: ProjectionMethod | LocalProjection,
+    projection: ProjectionArg,
+    outside: str | None = "error",
+    public: bool = True,
+    stacklevel: int = 3,
 ) -> Points:
-    """Project the coordinate columns to metres, applying the missing-value policy."""
+    """Project the coordinate columns to metres, applying the missing-value policy.
+
+    Parameters
+    ----------
+    projection : LocalProjection, str or None
+        See :data:`_NO_PROJECTION`; ``None`` is refused when ``public``.
+    outside : {"error", "drop"} or None
+        Policy for points beyond the projection's 0.1 % region; ``None`` skips the
+        check (evaluation, not release).
+    public : bool
+        The caller releases the result: refuse ``None``, and warn and record a
+        projection chosen from the data.
+    """
     if missing not in ("error", "keep"):
         raise ParameterError(f"missing: must be 'error' or 'keep', got {missing!r}")
+    if outside not in ("error", "drop", None):
+        raise ParameterError(f"outside: must be 'error' or 'drop', got {outside!r}")
     lat_values = _column(df, lat)
     lon_values = _column(df, lon)
     present = ~(np.isnan(lat_values) | np.isnan(lon_values))
@@ -61,17 +135,47 @@ def read_points(
         )
     lat_present, lon_present = lat_values[present], lon_values[present]
     check_coordinates(lat_present, lon_present, str(lat), str(lon))
-    if isinstance(projection, LocalProjection):
-        chosen = projection
-    elif lat_present.size == 0:
-        chosen = LocalProjection("aeqd", "+proj=aeqd +datum=WGS84 +units=m", 0.0, 0.0)
-    else:
-        chosen = local_projection(lat_present, lon_present, method=projection)
+    chosen = _resolve(projection, lat_present, lon_present, public)
+    leaks: list[dict[str, str]] = []
+    if chosen.from_data and public:
+        warnings.warn(
+            f"columns {lat!r}, {lon!r}: the projection ({chosen.method}) is chosen from the "
+            "data, so every masked location depends on the other records; pass a public "
+            "projection (projection_at, projection_for_region, projection_for_crs)",
+            PrivacyLeakWarning,
+            stacklevel=stacklevel,
+        )
+        leaks.append(
+            {
+                "scope": f"{lat}, {lon}",
+                "leak": "projection chosen from the data",
+                "detail": (
+                    f"{chosen.method}: the planar system's centre or zone was computed from "
+                    "the records, so each masked location depends on the others"
+                ),
+            }
+        )
     if lat_present.size:
         x, y = chosen.forward(lat_present, lon_present)
     else:
         x = y = np.empty(0, dtype=np.float64)
-    return Points(x=x, y=y, present=present, projection=chosen)
+    dropped = None
+    if outside is not None and x.size:
+        far, beyond_km = chosen.outside(lat_present, lon_present, x, y)
+        if far.any():
+            if outside == "error":
+                raise DomainError(
+                    f"columns {lat!r}, {lon!r}: {int(far.sum())} records lie outside the "
+                    f"region where the projection {chosen.describe()} keeps distances within "
+                    f"0.1 % (the farthest {beyond_km:,.0f} km beyond it); give a projection "
+                    "for their region, or outside='drop' to leave them out of the output"
+                )
+            positions = np.flatnonzero(present)[far]
+            dropped = np.zeros(present.shape, dtype=bool)
+            dropped[positions] = True
+            present = present & ~dropped
+            x, y = x[~far], y[~far]
+    return Points(x=x, y=y, present=present, projection=chosen, dropped=dropped, leaks=leaks)
 
 
 def write_points(
@@ -85,11 +189,14 @@ def write_points(
     cost: PrivacyCost | None = None,
     ledger: PrivacyLedger | None = None,
     extra: dict[str, np.ndarray] | None = None,
+    leaks: list[dict[str, str]] | None = None,
 ) -> pd.DataFrame:
     """A copy of ``df`` with the masked coordinates (and ``extra`` columns) written in.
 
     ``x``/``y`` hold one value per present row; NaN there marks a suppressed point,
-    which is written as missing.
+    which is written as missing. Rows dropped as outside the projection's region are
+    left out, and their number recorded in ``attrs["veil.masking"]``; the leaks of
+    ``points`` (and ``leaks``) are appended to ``attrs["veil.leaks"]``.
     """
     lat_out = np.full(points.present.shape, np.nan)
     lon_out = np.full(points.present.shape, np.nan)
@@ -97,17 +204,62 @@ def write_points(
         finite = np.isfinite(x) & np.isfinite(y)
         back_lat = np.full(x.shape, np.nan)
         back_lon = np.full(x.shape, np.nan)
-        if finite.any():
+        if finite.all():
+            back_lat, back_lon = points.projection.inverse(x, y)
+        elif finite.any():
             back_lat[finite], back_lon[finite] = points.projection.inverse(x[finite], y[finite])
         lat_out[points.present] = back_lat
         lon_out[points.present] = back_lon
-    out = output_frame(df)
-    out[lat] = lat_out
-    out[lon] = lon_out
+    kept = points.kept
+    dropping = not kept.all()
+    out = df[kept] if dropping else output_frame(df)
+    out[lat] = lat_out[kept] if dropping else lat_out
+    out[lon] = lon_out[kept] if dropping else lon_out
     for name, values in (extra or {}).items():
         column = np.full(points.present.shape, np.nan)
         column[points.present] = values
-        out[name] = column
+        out[name] = column[kept] if dropping else column
     if cost is not None:
         record_cost(out, df, cost, ledger)
+    if dropping:
+        record_masking(
+            out,
+            out,
+            [
+                {
+                    "method": "outside the projection's region: dropped",
+                    "columns": [str(lat), str(lon)],
+                    "projection": points.projection.describe(),
+                    "dropped": int((~kept).sum()),
+                }
+            ],
+        )
+    new_leaks = [*points.leaks, *(leaks or [])]
+    if new_leaks:
+        history = [*out.attrs.get(LEAKS_ATTR, []), *new_leaks]
+        out.attrs = {**out.attrs, LEAKS_ATTR: history}
     return out
+
+
+MAX_METRES = 20_000_000.0
+"""Largest length a mask parameter may take: half the Earth's circumference, 20,000 km."""
+
+
+def check_metres(value: Any, name: str, *, zero: bool = False) -> float:
+    """``value`` as a float after checking it is a finite length in metres.
+
+    Lengths beyond :data:`MAX_METRES` cannot be represented by any local projection
+    (``cell_m=1e308`` gave infinite coordinates); zero is allowed only with ``zero``.
+    """
+    low = "[0" if zero else "(0"
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(
+            f"{name}: must be a number of metres in {low}, {MAX_METRES:,.0f}], got {value!r}"
+        )
+    number = float(value)
+    if not (np.isfinite(number) and (number >= 0 if zero else number > 0)) or number > MAX_METRES:
+        raise ParameterError(
+            f"{name}: must be a number of metres in {low}, {MAX_METRES:,.0f}] (20,000 km, "
+            f"what a projection can represent), got {value!r}"
+        )
+    return number

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -108,6 +108,7 @@ def compare(
     rng: RngLike = None,
     projection: ProjectionMethod | LocalProjection | None = None,
     cloak_bounds_m: tuple[float, float, float] | None = None,
+    cloak_variant: Literal["reciprocal", "paper"] = "reciprocal",
 ) -> pd.DataFrame:
     """Run each mask family over a parameter grid and score every release.
 
@@ -141,6 +142,9 @@ def compare(
     cloak_bounds_m : (x_min, y_min, side), optional
         Square region of the cloaking quadtree in the projection's metres; default: the
         data's bounding square.
+    cloak_variant : {"reciprocal", "paper"}, default "reciprocal"
+        Quadtree construction (:func:`veil.geo.cloak`); ``"paper"`` reproduces the
+        seed's table.
 
     Returns
     -------
@@ -179,7 +183,7 @@ def compare(
         "geo-ind": lambda e: score_frame(
             masks.planar_laplace(frame, lat, lon, e, projection=chosen, rng=generator)
         ),
-        "cloak": lambda k: score(_cloak(true_xy, int(k), cloak_bounds_m)),
+        "cloak": lambda k: score(_cloak(true_xy, int(k), cloak_bounds_m, cloak_variant)),
     }
     rows = []
     for method, values in plan:
@@ -199,11 +203,16 @@ def compare(
     return pd.DataFrame(rows, columns=_COLUMNS)
 
 
-def _cloak(xy: np.ndarray, k: int, bounds: tuple[float, float, float] | None) -> np.ndarray:
+def _cloak(
+    xy: np.ndarray,
+    k: int,
+    bounds: tuple[float, float, float] | None,
+    variant: Literal["reciprocal", "paper"],
+) -> np.ndarray:
     # Imported here: quadtree cloaking lives in its own module, needed by one family only.
     from veil.geo.cloak import cloak_xy
 
-    cx, cy, _, _ = cloak_xy(xy[:, 0], xy[:, 1], k, bounds=bounds)
+    cx, cy, _, _ = cloak_xy(xy[:, 0], xy[:, 1], k, bounds=bounds, variant=variant)
     return np.column_stack([cx, cy])
 
 

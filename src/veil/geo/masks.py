@@ -15,15 +15,18 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ParameterError
-from veil.geo._frame import read_points, write_points
-from veil.geo.projection import LocalProjection, ProjectionMethod
+from veil.geo._frame import check_metres, read_points, write_points
+from veil.geo.projection import LocalProjection
 from veil.mechanisms import PlanarLaplace, PrivacyCost, PrivacyLedger
-from veil.mechanisms._validation import check_epsilon, check_positive
+from veil.mechanisms._validation import check_epsilon
 from veil.rng import RngLike, resolve_rng
 
 __all__ = ["donut", "grid", "jitter", "planar_laplace"]
 
-Projection = ProjectionMethod | LocalProjection
+Projection = LocalProjection | str | None
+Outside = Literal["error", "drop"]
+# epsilon (per metre) below which the mean displacement 2 / epsilon exceeds 20,000 km.
+_MIN_EPSILON = 1e-7
 
 
 def planar_laplace(
@@ -35,7 +38,8 @@ def planar_laplace(
     reports: int = 1,
     truncate_to: Any = None,
     grid_m: float | None = None,
-    projection: Projection = "auto",
+    projection: Projection = None,
+    outside: Outside = "error",
     missing: str = "error",
     rng: RngLike = None,
     ledger: PrivacyLedger | None = None,
@@ -65,9 +69,20 @@ def planar_laplace(
     grid_m : float, optional
         Snap outputs to a square grid of this step in metres (Andrés et al. 2013,
         Section 5; post-processing).
-    projection : {"auto", "utm", "aeqd"} or LocalProjection, default "auto"
-        Planar system; pass :func:`veil.geo.projection_at` of a public centre to make the
-        mask of each record independent of the others.
+    projection : LocalProjection or "data"
+        The planar system, from public knowledge: :func:`veil.geo.projection_at` (a
+        public centre), :func:`veil.geo.projection_for_region` (a public box) or
+        :func:`veil.geo.projection_for_crs` (a named CRS). Required: there is no
+        default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
+        from the records, which makes every masked location depend on the others: a
+        :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
+        ``attrs["veil.leaks"]`` records it.
+    outside : {"error", "drop"}, default "error"
+        Records beyond the region where the projection keeps distances within 0.1 %
+        (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central
+        meridian, a region's box): ``"error"`` refuses them, naming how many and how
+        far; ``"drop"`` leaves them out of the output and records their number in
+        ``attrs["veil.masking"]``.
     missing : {"error", "keep"}, default "error"
     rng : None, int or numpy.random.Generator
     ledger : veil.mechanisms.PrivacyLedger, optional
@@ -78,10 +93,15 @@ def planar_laplace(
         The frame with masked coordinates.
     """
     eps = check_epsilon(epsilon)
+    if eps < _MIN_EPSILON:
+        raise ParameterError(
+            f"epsilon: must be at least {_MIN_EPSILON:g} per metre (a mean displacement of "
+            f"20,000 km, what a projection can represent), got {epsilon!r}"
+        )
     if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
         raise ParameterError(f"reports: must be an integer >= 1, got {reports!r}")
-    step = None if grid_m is None else check_positive(grid_m, "grid_m")
-    points = read_points(df, lat, lon, missing=missing, projection=projection)
+    step = None if grid_m is None else check_metres(grid_m, "grid_m")
+    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
     mechanism = PlanarLaplace(eps)
     east, north, _ = mechanism.sample(points.x.size, resolve_rng(rng, stacklevel=3))
     x, y = points.x + east, points.y + north
@@ -97,7 +117,9 @@ def planar_laplace(
         "metric",
         "metre",
         base.scope,
-        f"planar laplace ({points.projection.method})"
+        f"planar laplace ({points.projection.method}"
+        + (", projection chosen from the data" if points.projection.from_data else "")
+        + ")"
         + (f", {reports} reports" if reports > 1 else ""),
     )
     return write_points(df, lat, lon, points, x, y, cost=cost, ledger=ledger)
@@ -137,7 +159,8 @@ def grid(
     cell_m: float,
     *,
     min_count: int | None = None,
-    projection: Projection = "auto",
+    projection: Projection = None,
+    outside: Outside = "error",
     missing: str = "error",
 ) -> pd.DataFrame:
     """Aggregate locations to the centres of square cells of ``cell_m`` metres.
@@ -145,13 +168,41 @@ def grid(
     Deterministic; no formal guarantee (seed 003, section 83.6.1). With ``min_count``,
     points in cells holding fewer than ``min_count`` points are suppressed (their
     coordinates become missing), so no released cell centre stands for fewer people.
+    The cells are anchored on the projection's origin, so with a public projection no
+    record moves another's cell.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Not modified.
+    lat, lon : str
+        Coordinate columns, in degrees.
+    cell_m : float
+        Cell side in metres, in (0, 20,000 km].
+    min_count : int, optional
+        Suppress the points of cells holding fewer points.
+    projection : LocalProjection or "data"
+        The planar system, from public knowledge: :func:`veil.geo.projection_at` (a
+        public centre), :func:`veil.geo.projection_for_region` (a public box) or
+        :func:`veil.geo.projection_for_crs` (a named CRS). Required: there is no
+        default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
+        from the records, which makes every masked location depend on the others: a
+        :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
+        ``attrs["veil.leaks"]`` records it.
+    outside : {"error", "drop"}, default "error"
+        Records beyond the region where the projection keeps distances within 0.1 %
+        (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central
+        meridian, a region's box): ``"error"`` refuses them, naming how many and how
+        far; ``"drop"`` leaves them out of the output and records their number in
+        ``attrs["veil.masking"]``.
+    missing : {"error", "keep"}, default "error"
     """
-    step = check_positive(cell_m, "cell_m")
+    step = check_metres(cell_m, "cell_m")
     if min_count is not None and (
         isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1
     ):
         raise ParameterError(f"min_count: must be an integer >= 1, got {min_count!r}")
-    points = read_points(df, lat, lon, missing=missing, projection=projection)
+    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
     col = np.floor(points.x / step)
     row = np.floor(points.y / step)
     x, y = (col + 0.5) * step, (row + 0.5) * step
@@ -171,7 +222,8 @@ def jitter(
     radius_m: float,
     *,
     kind: Literal["disc", "gaussian"] = "disc",
-    projection: Projection = "auto",
+    projection: Projection = None,
+    outside: Outside = "error",
     missing: str = "error",
     rng: RngLike = None,
 ) -> pd.DataFrame:
@@ -181,11 +233,37 @@ def jitter(
     ``kind="gaussian"``: independent normal east and north offsets with standard
     deviation ``radius_m``. No formal guarantee, and repeated releases with fresh
     noise average out.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Not modified.
+    lat, lon : str
+        Coordinate columns, in degrees.
+    radius_m : float
+        Disc radius or standard deviation in metres, in (0, 20,000 km].
+    kind : {"disc", "gaussian"}, default "disc"
+    projection : LocalProjection or "data"
+        The planar system, from public knowledge: :func:`veil.geo.projection_at` (a
+        public centre), :func:`veil.geo.projection_for_region` (a public box) or
+        :func:`veil.geo.projection_for_crs` (a named CRS). Required: there is no
+        default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
+        from the records, which makes every masked location depend on the others: a
+        :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
+        ``attrs["veil.leaks"]`` records it.
+    outside : {"error", "drop"}, default "error"
+        Records beyond the region where the projection keeps distances within 0.1 %
+        (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central
+        meridian, a region's box): ``"error"`` refuses them, naming how many and how
+        far; ``"drop"`` leaves them out of the output and records their number in
+        ``attrs["veil.masking"]``.
+    missing : {"error", "keep"}, default "error"
+    rng : None, int or numpy.random.Generator
     """
-    scale = check_positive(radius_m, "radius_m")
+    scale = check_metres(radius_m, "radius_m")
     if kind not in ("disc", "gaussian"):
         raise ParameterError(f"kind: must be 'disc' or 'gaussian', got {kind!r}")
-    points = read_points(df, lat, lon, missing=missing, projection=projection)
+    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
     generator = resolve_rng(rng, stacklevel=3)
     n = points.x.size
     if kind == "gaussian":
@@ -202,7 +280,8 @@ def donut(
     r_min_m: float,
     r_max_m: float,
     *,
-    projection: Projection = "auto",
+    projection: Projection = None,
+    outside: Outside = "error",
     missing: str = "error",
     rng: RngLike = None,
 ) -> pd.DataFrame:
@@ -211,18 +290,37 @@ def donut(
     Uniform over the annulus area (radius ``√U(r_min², r_max²)``) and over the angle, so
     that no point stays within ``r_min_m`` of its true location (Armstrong, Rushton and
     Zimmerman 1999; seed 003, section 83.6.1). No formal guarantee.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Not modified.
+    lat, lon : str
+        Coordinate columns, in degrees.
+    r_min_m, r_max_m : float
+        Inner and outer radius in metres, ``0 <= r_min_m < r_max_m <= 20,000 km``.
+    projection : LocalProjection or "data"
+        The planar system, from public knowledge: :func:`veil.geo.projection_at` (a
+        public centre), :func:`veil.geo.projection_for_region` (a public box) or
+        :func:`veil.geo.projection_for_crs` (a named CRS). Required: there is no
+        default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
+        from the records, which makes every masked location depend on the others: a
+        :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
+        ``attrs["veil.leaks"]`` records it.
+    outside : {"error", "drop"}, default "error"
+        Records beyond the region where the projection keeps distances within 0.1 %
+        (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central
+        meridian, a region's box): ``"error"`` refuses them, naming how many and how
+        far; ``"drop"`` leaves them out of the output and records their number in
+        ``attrs["veil.masking"]``.
+    missing : {"error", "keep"}, default "error"
+    rng : None, int or numpy.random.Generator
     """
-    inner = (
-        float(r_min_m)
-        if isinstance(r_min_m, (int, float)) and not isinstance(r_min_m, bool)
-        else math.nan
-    )
-    outer = check_positive(r_max_m, "r_max_m")
-    if not (math.isfinite(inner) and 0.0 <= inner < outer):
-        raise ParameterError(
-            f"r_min_m: must be a number with 0 <= r_min_m < r_max_m ({outer:g}), got {r_min_m!r}"
-        )
-    points = read_points(df, lat, lon, missing=missing, projection=projection)
+    outer = check_metres(r_max_m, "r_max_m")
+    inner = check_metres(r_min_m, "r_min_m", zero=True)
+    if not inner < outer:
+        raise ParameterError(f"r_min_m: must be less than r_max_m ({outer:g}), got {r_min_m!r}")
+    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
     generator = resolve_rng(rng, stacklevel=3)
     n = points.x.size
     radius = np.sqrt(inner**2 + generator.random(n) * (outer**2 - inner**2))

@@ -1,27 +1,47 @@
 """Local metric projections: mask in metres, never in degrees.
 
 A jitter of 0.01 degrees of longitude is 1.1 km at the equator and 380 m in Anchorage;
-every mask in :mod:`veil.geo` therefore projects the coordinates to a local planar
-system in metres, works there, and projects back. The projection is chosen from the
-data's extent (a public, coarse property: its centre and spread, not any single
-record) or given by the caller:
+every mask in :mod:`veil.geo` therefore projects the coordinates to a planar system in
+metres, works there, and projects back.
 
-* ``"utm"``: the UTM zone of the data's centre (WGS 84, EPSG 326xx north / 327xx
-  south); scale error below 0.1 % within 3 degrees of the zone's central meridian;
-* ``"aeqd"``: an azimuthal equidistant projection centred on the data, exact for
-  distances from the centre and within 0.1 % for displacements anywhere within about
-  1 000 km of it; used near the poles, across the equator or the antimeridian, and for
-  data spanning several UTM zones.
+The projection is part of the mechanism, so it must not depend on the records: a
+centre, UTM zone or origin computed from the data moves every released point when one
+record moves (17 m of one record switched a release from UTM to AEQD and moved the other
+999 points by a median 1.9 m), and a grid anchored on the data moves every cell when one
+person is added. The projection is therefore built from public knowledge:
 
-Data that no single local projection can hold (spread over more than
-``max_extent_km`` from its centre) is refused with an error naming the extent.
+* :func:`projection_at`: a public centre (a city's centre), with
+  ``method="aeqd"`` (azimuthal equidistant, evaluated by PROJ), ``"utm"`` (the UTM zone
+  of the centre) or ``"stereographic"`` (the oblique stereographic projection on Gauss's
+  conformal sphere, PROJ's ``sterea``, evaluated in closed form with NumPy: several
+  times faster than PROJ's AEQD, for large data);
+* :func:`projection_for_region`: a public bounding box (south, west, north, east);
+* :func:`projection_for_crs`: a named planar CRS in metres (``"EPSG:32616"``).
+
+:func:`local_projection` chooses a projection from the data itself; the masks accept it
+only as an explicit opt-in (``projection="data"``), which warns with
+:class:`~veil.errors.PrivacyLeakWarning` and records the leak in the output frame.
+
+Every projection has a region where it keeps distances within 0.1 % of the geodesic
+ones (its Tissot scale factors lie in [0.999, 1.001]):
+
+* AEQD: 490 km from its centre (the scale across the radius is ``c / sin c`` for an
+  angular distance ``c``, 1.001 at 493 km);
+* stereographic: 400 km from its centre (scale ``1 + rho^2 / 4R^2``);
+* UTM: 3 degrees of longitude from the zone's central meridian, up to 84 degrees of
+  latitude;
+* a region: its bounding box (which must lie inside its projection's region);
+* a named CRS: its area of use, where its scale factors stay within 0.1 %.
+
+:meth:`LocalProjection.outside` tells which points lie beyond that region; the masks
+refuse them, or drop them with ``outside="drop"``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -33,9 +53,12 @@ __all__ = [
     "check_coordinates",
     "local_projection",
     "projection_at",
+    "projection_for_crs",
+    "projection_for_region",
 ]
 
 ProjectionMethod = Literal["auto", "utm", "aeqd"]
+PublicMethod = Literal["utm", "aeqd", "stereographic"]
 
 _EARTH_RADIUS_M = 6_371_008.8
 # UTM's scale factor is 0.9996 on the central meridian and grows with the distance from
@@ -43,6 +66,26 @@ _EARTH_RADIUS_M = 6_371_008.8
 # own half-width). Beyond, "auto" switches to the centred azimuthal projection.
 _UTM_HALF_WIDTH_DEG = 3.0
 _UTM_MAX_LAT = 84.0
+# Largest relative distance error a projection may make inside its region.
+_SCALE_TOLERANCE = 1e-3
+# AEQD's scale across the radius is c / sin(c) ~ 1 + c^2 / 6: 1.001 at c = 0.0775 rad.
+_AEQD_REACH_M = 490_000.0
+# The stereographic scale is 1 + rho^2 / (4 R^2): 1.001 at rho = 2 R sqrt(0.001).
+_STEREO_REACH_M = 400_000.0
+# WGS 84.
+_A = 6_378_137.0
+_F = 1.0 / 298.257223563
+_E2 = _F * (2.0 - _F)
+_E = math.sqrt(_E2)
+_N3 = _F / (2.0 - _F)  # third flattening
+# Conformal to geodetic latitude, phi = chi + sum d_j sin(2 j chi) (Karney 2011, to n^4;
+# 3 micrometres at most on the ellipsoid).
+_CHI_TO_PHI = (
+    2 * _N3 - 2 / 3 * _N3**2 - 2 * _N3**3 + 116 / 45 * _N3**4,
+    7 / 3 * _N3**2 - 8 / 5 * _N3**3 - 227 / 45 * _N3**4,
+    56 / 15 * _N3**3 - 136 / 35 * _N3**4,
+    4279 / 630 * _N3**4,
+)
 
 
 def _pyproj() -> Any:
@@ -55,29 +98,51 @@ def _pyproj() -> Any:
 
 @dataclass(frozen=True)
 class LocalProjection:
-    """A planar coordinate system in metres and its transformations.
+    """A planar coordinate system in metres, its transformations and its region.
+
+    Build one with :func:`projection_at`, :func:`projection_for_region` or
+    :func:`projection_for_crs` from public knowledge; :func:`local_projection` builds
+    one from the data (``from_data=True``), which the masks treat as a leak.
 
     Attributes
     ----------
-    method : {"utm", "aeqd"}
+    method : {"utm", "aeqd", "stereographic", "crs"}
     crs : str
         The PROJ definition of the planar system (``"EPSG:32618"``, ``"+proj=aeqd ..."``).
     centre_lat, centre_lon : float
-        Centre of the data the projection was chosen for.
+        Centre of the projection (for ``"utm"`` and ``"crs"``: of its region).
+    from_data : bool, default False
+        The centre or zone was computed from the records being masked.
+    region : (south, west, north, east) or None
+        Public bounding box in degrees the points must lie in (``west > east`` crosses
+        the antimeridian); ``None`` for the projection's own region only.
     """
 
-    method: Literal["utm", "aeqd"]
+    method: Literal["utm", "aeqd", "stereographic", "crs"]
     crs: str
     centre_lat: float
     centre_lon: float
+    from_data: bool = False
+    region: tuple[float, float, float, float] | None = None
+    _transformers: dict[bool, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def _transformer(self, inverse: bool) -> Any:
-        pyproj = _pyproj()
-        source, target = ("EPSG:4326", self.crs) if not inverse else (self.crs, "EPSG:4326")
-        return pyproj.Transformer.from_crs(source, target, always_xy=True)
+        cached = self._transformers.get(inverse)
+        if cached is None:
+            pyproj = _pyproj()
+            source, target = ("EPSG:4326", self.crs) if not inverse else (self.crs, "EPSG:4326")
+            cached = pyproj.Transformer.from_crs(source, target, always_xy=True)
+            self._transformers[inverse] = cached
+        return cached
 
     def forward(self, lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Degrees to metres: returns ``(x, y)`` (easting, northing)."""
+        if self.method == "stereographic":
+            return _Stereographic.of(self.centre_lat, self.centre_lon).forward(
+                np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64)
+            )
         x = np.array(lon, dtype=np.float64)
         y = np.array(lat, dtype=np.float64)
         self._transformer(inverse=False).transform(x, y, inplace=True)
@@ -85,13 +150,215 @@ class LocalProjection:
 
     def inverse(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Metres to degrees: returns ``(lat, lon)``, longitude wrapped to [-180, 180)."""
-        lon = np.array(x, dtype=np.float64)
-        lat = np.array(y, dtype=np.float64)
-        self._transformer(inverse=True).transform(lon, lat, inplace=True)
+        if self.method == "stereographic":
+            lat, lon = _Stereographic.of(self.centre_lat, self.centre_lon).inverse(
+                np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+            )
+        else:
+            lon = np.array(x, dtype=np.float64)
+            lat = np.array(y, dtype=np.float64)
+            self._transformer(inverse=True).transform(lon, lat, inplace=True)
         lon += 180.0
         np.remainder(lon, 360.0, out=lon)
         lon -= 180.0
         return lat, lon
+
+    def describe(self) -> str:
+        """A short public description (never the centre of a data-chosen projection)."""
+        if self.from_data:
+            return f"{self.method} (chosen from the data)"
+        if self.region is not None:
+            south, west, north, east = self.region
+            return f"{self.method} for the region ({south:g}, {west:g}, {north:g}, {east:g})"
+        if self.method in ("utm", "crs"):
+            return self.crs
+        return f"{self.method} centred at ({self.centre_lat:g}, {self.centre_lon:g})"
+
+    def outside(
+        self,
+        lat: np.ndarray,
+        lon: np.ndarray,
+        x: np.ndarray | None = None,
+        y: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, float]:
+        """Which points lie beyond the region where distances stay within 0.1 %.
+
+        Parameters
+        ----------
+        lat, lon : array of float
+            Coordinates in degrees.
+        x, y : array of float, optional
+            Their projected coordinates, if already computed.
+
+        Returns
+        -------
+        outside : numpy.ndarray of bool
+        beyond_km : float
+            How far the farthest of them lies beyond the region, in km (0 if none).
+        """
+        lat = np.asarray(lat, dtype=np.float64)
+        lon = np.asarray(lon, dtype=np.float64)
+        if self.method in ("aeqd", "stereographic"):
+            if x is None or y is None:
+                x, y = self.forward(lat, lon)
+            reach = _AEQD_REACH_M if self.method == "aeqd" else _STEREO_REACH_M
+            with np.errstate(invalid="ignore", over="ignore"):
+                mask = ~(x * x + y * y <= reach * reach)
+            beyond = _great_circle_m(lat[mask], lon[mask], self.centre_lat, self.centre_lon)
+            beyond_m = beyond - reach
+        elif self.method == "utm":
+            meridian = _utm_central_meridian(self.crs)
+            off = np.abs(_wrap(lon - meridian))
+            mask = (off > _UTM_HALF_WIDTH_DEG) | (np.abs(lat) > _UTM_MAX_LAT)
+            beyond_m = _degrees_beyond(
+                lat[mask], off[mask] - _UTM_HALF_WIDTH_DEG, np.abs(lat[mask]) - _UTM_MAX_LAT
+            )
+        else:
+            mask = np.zeros(lat.shape, dtype=bool)
+            beyond_m = np.empty(0)
+        if self.region is not None:
+            in_box, beyond_box = _outside_box(lat, lon, self.region)
+            mask = mask | in_box
+            beyond_m = np.concatenate([beyond_m, beyond_box])
+        if self.method == "crs":
+            mask = mask | self._distorted(lat, lon)
+        beyond_km = float(np.max(beyond_m, initial=0.0)) / 1000.0
+        return mask, max(beyond_km, 0.0)
+
+    def _distorted(self, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+        """Points where the named CRS's Tissot axes leave [0.999, 1.001]."""
+        if lat.size == 0:
+            return np.zeros(0, dtype=bool)
+        pyproj = _pyproj()
+        with np.errstate(invalid="ignore"):
+            factors = pyproj.Proj(self.crs).get_factors(lon, lat)
+            major = np.asarray(factors.tissot_semimajor, dtype=np.float64)
+            minor = np.asarray(factors.tissot_semiminor, dtype=np.float64)
+            ok = (np.abs(major - 1.0) <= _SCALE_TOLERANCE) & (
+                np.abs(minor - 1.0) <= _SCALE_TOLERANCE
+            )
+        return np.asarray(~ok)
+
+
+class _Stereographic:
+    """Oblique stereographic projection on Gauss's conformal sphere, in NumPy.
+
+    The ellipsoid is mapped conformally to a sphere of radius ``sqrt(M0 N0)`` touching
+    it at the centre's latitude, then projected stereographically with scale 1 at the
+    centre (EPSG guidance note 7-2, method 9809; PROJ's ``sterea`` with ``k=1``).
+    Conformal, so the scale is the same in every direction: ``1 + rho^2 / 4R^2`` at
+    ``rho`` metres from the centre, plus less than 1e-7 from the double projection
+    within 400 km.
+    """
+
+    _cache: ClassVar[dict[tuple[float, float], _Stereographic]] = {}
+
+    def __init__(self, lat0: float, lon0: float) -> None:
+        phi0 = math.radians(lat0)
+        s0 = math.sin(phi0)
+        w = 1.0 - _E2 * s0 * s0
+        rho0 = _A * (1.0 - _E2) / w**1.5
+        nu0 = _A / math.sqrt(w)
+        self.radius2 = 2.0 * math.sqrt(rho0 * nu0)
+        self.n = math.sqrt(1.0 + _E2 * math.cos(phi0) ** 4 / (1.0 - _E2))
+        q0 = math.atanh(s0) - _E * math.atanh(_E * s0)
+        sin_chi0 = math.tanh(self.n * q0)
+        c = (self.n + s0) * (1.0 - sin_chi0) / ((self.n - s0) * (1.0 + sin_chi0))
+        self.shift = 0.5 * math.log(c)
+        chi0 = math.asin(math.tanh(self.n * q0 + self.shift))
+        self.sin_chi0, self.cos_chi0 = math.sin(chi0), math.cos(chi0)
+        self.lon0 = lon0
+
+    @classmethod
+    def of(cls, lat0: float, lon0: float) -> _Stereographic:
+        key = (float(lat0), float(lon0))
+        found = cls._cache.get(key)
+        if found is None:
+            found = cls._cache[key] = cls(*key)
+        return found
+
+    def forward(self, lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        s = np.sin(np.radians(lat))
+        es = _E * s
+        u = es * es
+        # atanh(e s) by its series: |e s| < 0.082, six terms reach 1e-16.
+        atanh_es = es * (1.0 + u * (1 / 3 + u * (1 / 5 + u * (1 / 7 + u * (1 / 9 + u / 11)))))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.arctanh(s)
+        q -= _E * atanh_es
+        q *= self.n
+        q += self.shift
+        sin_chi = np.tanh(q)
+        cos_chi = np.sqrt((1.0 - sin_chi) * (1.0 + sin_chi))
+        half = np.remainder(lon - self.lon0 + 180.0, 360.0)
+        half -= 180.0
+        half *= math.pi / 360.0 * self.n
+        sh = np.sin(half)
+        sh2 = sh * sh
+        cos_dl = 1.0 - 2.0 * sh2
+        # sin(dL) from the half angle; its sign is only wrong beyond 180 degrees of
+        # conformal longitude, which leaves the distance from the centre right.
+        sin_dl = 2.0 * sh * np.sqrt(np.maximum(1.0 - sh2, 0.0))
+        cc = cos_chi * cos_dl
+        b = 1.0 + self.sin_chi0 * sin_chi + self.cos_chi0 * cc
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = self.radius2 / b
+        x = k * cos_chi * sin_dl
+        y = k * (self.cos_chi0 * sin_chi - self.sin_chi0 * cc)
+        return x, y
+
+    def inverse(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        xs = x / self.radius2
+        ys = y / self.radius2
+        t2 = xs * xs + ys * ys
+        one_minus = 1.0 - t2
+        one_plus = 1.0 + t2
+        two_y = 2.0 * ys
+        sin_chi = (self.sin_chi0 * one_minus + two_y * self.cos_chi0) / one_plus
+        np.clip(sin_chi, -1.0, 1.0, out=sin_chi)
+        dl = np.arctan2(2.0 * xs, self.cos_chi0 * one_minus - two_y * self.sin_chi0)
+        with np.errstate(divide="ignore"):
+            q = np.arctanh(sin_chi)
+        q -= self.shift
+        q /= self.n
+        s = np.tanh(q)  # sine of the ellipsoid's conformal latitude
+        c = np.sqrt((1.0 - s) * (1.0 + s))
+        sin2 = 2.0 * s * c
+        two_cos2 = 2.0 * (1.0 - 2.0 * s * s)
+        # Clenshaw sum of d_j sin(2 j chi).
+        b1 = b2 = np.zeros_like(s)
+        for coefficient in reversed(_CHI_TO_PHI):
+            b1, b2 = coefficient + two_cos2 * b1 - b2, b1
+        lat = np.arcsin(s)
+        lat += b1 * sin2
+        np.degrees(lat, out=lat)
+        lon = np.degrees(dl / self.n)
+        lon += self.lon0
+        return lat, lon
+
+
+def _wrap(degrees: np.ndarray) -> np.ndarray:
+    return np.asarray(np.remainder(degrees + 180.0, 360.0) - 180.0)
+
+
+def _degrees_beyond(lat: np.ndarray, lon_excess: np.ndarray, lat_excess: np.ndarray) -> np.ndarray:
+    """Metres beyond a box edge, from excesses in degrees (negative: not beyond)."""
+    metres_per_degree = math.pi / 180.0 * _EARTH_RADIUS_M
+    east_west = np.maximum(lon_excess, 0.0) * metres_per_degree * np.cos(np.radians(lat))
+    north_south = np.maximum(lat_excess, 0.0) * metres_per_degree
+    return np.asarray(np.maximum(east_west, north_south))
+
+
+def _outside_box(
+    lat: np.ndarray, lon: np.ndarray, box: tuple[float, float, float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    south, west, north, east = box
+    width = (east - west) % 360.0 or 360.0
+    offset = np.remainder(lon - west, 360.0)  # degrees east of the west edge
+    lon_excess = np.where(offset <= width, 0.0, np.minimum(offset - width, 360.0 - offset))
+    lat_excess = np.maximum(south - lat, lat - north)
+    mask = (lon_excess > 0) | (lat_excess > 0)
+    return mask, _degrees_beyond(lat[mask], lon_excess[mask], lat_excess[mask])
 
 
 def _centre(lat: np.ndarray, lon: np.ndarray) -> tuple[float, float]:
@@ -145,7 +412,13 @@ def local_projection(
     method: ProjectionMethod = "auto",
     max_extent_km: float = 1000.0,
 ) -> LocalProjection:
-    """Choose the planar system in metres for a set of points.
+    """Choose the planar system in metres from the points themselves (a leak).
+
+    The centre and zone depend on every record, so the masked location of each record
+    depends on the others; the result carries ``from_data=True`` and the masks warn
+    (:class:`~veil.errors.PrivacyLeakWarning`) and record the leak when given it. Use
+    :func:`projection_at`, :func:`projection_for_region` or :func:`projection_for_crs`
+    for a release.
 
     Parameters
     ----------
@@ -201,19 +474,36 @@ def local_projection(
             "or on both sides of the equator); use 'auto' or 'aeqd'"
         )
     if method == "utm" or (method == "auto" and utm_fits):
-        return LocalProjection("utm", utm, lat0, lon0)
+        return LocalProjection("utm", utm, lat0, lon0, from_data=True)
     crs = f"+proj=aeqd +lat_0={lat0:.10f} +lon_0={lon0:.10f} +datum=WGS84 +units=m +no_defs"
-    return LocalProjection("aeqd", crs, lat0, lon0)
+    return LocalProjection("aeqd", crs, lat0, lon0, from_data=True)
 
 
 def projection_at(
-    centre_lat: float, centre_lon: float, *, method: Literal["utm", "aeqd"] = "aeqd"
+    centre_lat: float, centre_lon: float, *, method: PublicMethod = "aeqd"
 ) -> LocalProjection:
     """The projection centred on a public point (a city centre), independent of the data.
 
-    Choosing the projection from the data makes every masked point depend slightly on
-    the other records (through the centre); a projection fixed from public knowledge
-    does not.
+    Choosing the projection from the data makes every masked point depend on the other
+    records (through the centre); a projection fixed from public knowledge does not.
+
+    Parameters
+    ----------
+    centre_lat, centre_lon : float
+        The public centre, degrees.
+    method : {"aeqd", "utm", "stereographic"}, default "aeqd"
+        ``"aeqd"``: azimuthal equidistant (PROJ), within 0.1 % of geodesic distances up
+        to 490 km from the centre. ``"utm"``: the centre's UTM zone, within 0.1 % up to
+        3 degrees of longitude from its central meridian. ``"stereographic"``: oblique
+        stereographic on Gauss's conformal sphere, evaluated in NumPy (several times
+        faster than PROJ's AEQD), within 0.1 % up to 400 km from the centre.
+
+    Examples
+    --------
+    >>> projection = projection_at(40.75, -73.98, method="stereographic")
+    >>> x, y = projection.forward(np.array([40.75]), np.array([-73.98]))
+    >>> bool(abs(x[0]) < 1e-6 and abs(y[0]) < 1e-6)
+    True
     """
     check_coordinates(
         np.array([centre_lat], dtype=np.float64),
@@ -221,14 +511,132 @@ def projection_at(
         "centre_lat",
         "centre_lon",
     )
+    lat0, lon0 = float(centre_lat), float(centre_lon)
     if method == "utm":
-        if abs(centre_lat) > _UTM_MAX_LAT:
-            raise ParameterError(f"method: UTM is undefined at latitude {centre_lat}; use 'aeqd'")
-        return LocalProjection("utm", _utm(centre_lat, centre_lon), centre_lat, centre_lon)
+        if abs(lat0) > _UTM_MAX_LAT:
+            raise ParameterError(f"method: UTM is undefined at latitude {lat0}; use 'aeqd'")
+        return LocalProjection("utm", _utm(lat0, lon0), lat0, lon0)
+    if method == "stereographic":
+        crs = (
+            f"+proj=sterea +lat_0={lat0:.10f} +lon_0={lon0:.10f} +k=1 "
+            "+datum=WGS84 +units=m +no_defs"
+        )
+        return LocalProjection("stereographic", crs, lat0, lon0)
     if method != "aeqd":
-        raise ParameterError(f"method: must be 'utm' or 'aeqd', got {method!r}")
-    crs = (
-        f"+proj=aeqd +lat_0={centre_lat:.10f} +lon_0={centre_lon:.10f} "
-        "+datum=WGS84 +units=m +no_defs"
+        raise ParameterError(f"method: must be 'aeqd', 'utm' or 'stereographic', got {method!r}")
+    crs = f"+proj=aeqd +lat_0={lat0:.10f} +lon_0={lon0:.10f} +datum=WGS84 +units=m +no_defs"
+    return LocalProjection("aeqd", crs, lat0, lon0)
+
+
+def projection_for_region(
+    south: float, west: float, north: float, east: float, *, method: PublicMethod = "aeqd"
+) -> LocalProjection:
+    """The projection for a public bounding box; points outside the box are outside.
+
+    Parameters
+    ----------
+    south, west, north, east : float
+        The box in degrees; ``west > east`` crosses the antimeridian.
+    method : {"aeqd", "utm", "stereographic"}, default "aeqd"
+        Projection centred on the box (see :func:`projection_at`); the whole box must
+        lie in its 0.1 % region.
+
+    Raises
+    ------
+    veil.errors.ParameterError
+        A malformed box, or one too large for the method.
+
+    Examples
+    --------
+    >>> projection = projection_for_region(40.49, -74.26, 40.92, -73.70)
+    >>> projection.region
+    (40.49, -74.26, 40.92, -73.7)
+    """
+    for name, value, limit in (
+        ("south", south, 90.0),
+        ("west", west, 180.0),
+        ("north", north, 90.0),
+        ("east", east, 180.0),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not math.isfinite(float(value))
+            or abs(float(value)) > limit
+        ):
+            raise ParameterError(
+                f"{name}: must be a number of degrees in [-{limit:g}, {limit:g}], got {value!r}"
+            )
+    s, w, n, e = float(south), float(west), float(north), float(east)
+    if not s < n:
+        raise ParameterError(f"south, north: need south < north, got {s:g} >= {n:g}")
+    width = (e - w) % 360.0
+    if width == 0.0:
+        raise ParameterError(f"west, east: the box has no width ({w:g} to {e:g})")
+    centre_lon = float(_wrap(np.array([w + width / 2.0]))[0])
+    projection = projection_at((s + n) / 2.0, centre_lon, method=method)
+    edge = np.linspace(0.0, 1.0, 65)
+    lat = np.concatenate([s + (n - s) * edge, s + (n - s) * edge, np.full(65, s), np.full(65, n)])
+    lon = _wrap(
+        np.concatenate([np.full(65, w), np.full(65, w + width), w + width * edge, w + width * edge])
     )
-    return LocalProjection("aeqd", crs, centre_lat, centre_lon)
+    far, beyond_km = projection.outside(lat, lon)
+    if far.any():
+        raise ParameterError(
+            f"south, west, north, east: the box reaches {beyond_km:.0f} km beyond the region "
+            f"where {method!r} centred on it keeps distances within 0.1 %; split the region "
+            "or use a smaller box"
+        )
+    return LocalProjection(
+        projection.method, projection.crs, projection.centre_lat, centre_lon, region=(s, w, n, e)
+    )
+
+
+def projection_for_crs(crs: str) -> LocalProjection:
+    """The projection of a named planar CRS in metres (``"EPSG:32616"``).
+
+    A UTM code gives the ``"utm"`` projection of that zone; any other projected CRS in
+    metres is used through PROJ, over its declared area of use and only where its
+    scale factors stay within 0.1 % (points elsewhere are outside).
+
+    Raises
+    ------
+    veil.errors.ParameterError
+        An unknown CRS, a geographic one, or one whose unit is not the metre.
+
+    Examples
+    --------
+    >>> projection_for_crs("EPSG:32616").method
+    'utm'
+    """
+    pyproj = _pyproj()
+    if not isinstance(crs, str):
+        raise ParameterError(f"crs: must be a CRS name such as 'EPSG:32616', got {crs!r}")
+    try:
+        parsed = pyproj.CRS.from_user_input(crs)
+    except pyproj.exceptions.CRSError:
+        raise ParameterError(f"crs: PROJ does not know {crs!r}") from None
+    unit = parsed.axis_info[0].unit_name if parsed.axis_info else ""
+    if not parsed.is_projected or unit not in ("metre", "meter"):
+        raise ParameterError(
+            f"crs: must be a projected CRS in metres, got {crs!r} "
+            f"({'projected' if parsed.is_projected else 'not projected'}, unit {unit or 'none'})"
+        )
+    code = parsed.to_epsg()
+    if code is not None and (32601 <= code <= 32660 or 32701 <= code <= 32760):
+        meridian = -183.0 + 6.0 * (code % 100)
+        lat0 = 42.0 if code < 32700 else -40.0
+        return LocalProjection("utm", f"EPSG:{code}", lat0, meridian)
+    area = parsed.area_of_use
+    if area is None:
+        raise ParameterError(f"crs: {crs!r} declares no area of use to check the points against")
+    west, south, east, north = area.bounds
+    width = (east - west) % 360.0 or 360.0
+    centre_lon = float(_wrap(np.array([west + width / 2.0]))[0])
+    return LocalProjection(
+        "crs",
+        parsed.to_string(),
+        (south + north) / 2.0,
+        centre_lon,
+        region=(float(south), float(west), float(north), float(east)),
+    )
