@@ -10,8 +10,10 @@ plan; ``report`` builds the HTML report of a release (:mod:`veil.release.report`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,6 +40,7 @@ from veil.cli.files import (
     split_numbers,
 )
 from veil.cli.options import Json, Seed, Sep
+from veil.errors import PrivacyLeakWarning
 
 if TYPE_CHECKING:
     from veil.release import Plan, ReleaseLedger, RunResult
@@ -60,16 +63,16 @@ def _print_ledger(ledger: ReleaseLedger) -> None:
     print_text(render_ledger(ledger))
 
 
-def _dry_run(plan_file: Path, as_json: bool) -> None:
+def _dry_run(plan_file: Path, as_json: bool, allow_outside: bool) -> None:
     from veil.release import BudgetError, allocate, load_plan, plan_ledger, run
 
     with errors_about(os.fspath(plan_file)), captured_warnings() as caught:
         try:
-            result = run(plan_file, dry_run=True)
+            result = run(plan_file, dry_run=True, allow_outside=allow_outside)
         except BudgetError:
             # The ledger is what the user needs to see why the plan is refused. (A
             # target allocation refused only on explicit steps: shown without it.)
-            plan = load_plan(plan_file)
+            plan = load_plan(plan_file, allow_outside=allow_outside)
             if plan.budget.allocation != "target":
                 ledger = plan_ledger(allocate(plan))
                 if as_json:
@@ -91,6 +94,7 @@ def _run_payload(result: RunResult) -> dict[str, Any]:
         "out_dir": result.out_dir,
         "release": result.release_path,
         "manifest": result.manifest_path,
+        "custodian": result.custodian_path,
         "report": result.report_path,
         "rows_in": result.rows_in,
         "rows_out": result.rows_out,
@@ -133,17 +137,28 @@ def release(
             "(tcp://host:8786), or threads, synchronous, processes or local.",
         ),
     ] = None,
+    allow_outside: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outside",
+            help="Let the plan name files outside its own folder (refused by default, so "
+            "that a plan from someone else cannot read arbitrary files).",
+        ),
+    ] = False,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
-    """Run a release plan: write the release, manifest.json and report.html into --out.
+    """Run a release plan: the release and its public manifest.json into --out.
 
-    The plan's privacy ledger is checked against its budget before any data is read: a
-    plan over budget is refused with exit code 1; an invalid plan gives exit code 2 and
-    names the field. On a terminal, standard error shows the step being run.
+    The confidential custodian.json and report.html go to the custodian folder (the
+    plan's output.custodian_dir, by default OUT.custodian beside OUT): keep them apart
+    from the release. The plan's privacy ledger is checked against its budget before any
+    data is read: a plan over budget is refused with exit code 1; an invalid plan gives
+    exit code 2 and names the field. On a terminal, standard error shows the step being
+    run.
     """
     if dry_run:
-        _dry_run(plan, as_json)
+        _dry_run(plan, as_json, allow_outside)
         return
     if out is None:
         raise CliUsageError("--out: required unless --dry-run (the folder for the release)")
@@ -157,7 +172,9 @@ def release(
         with errors_about("--scheduler" if scheduler is not None else "--engine"):
             chosen = get_engine(engine or "pandas", scheduler=scheduler)
     with errors_about(os.fspath(plan)), step_progress(f"releasing {plan.name}") as on_step:
-        result = run(plan, out, rng=seed, engine=chosen, progress=on_step)
+        result = run(
+            plan, out, rng=seed, engine=chosen, progress=on_step, allow_outside=allow_outside
+        )
     print_warnings(result.warnings)
     if as_json:
         emit_json(_run_payload(result))
@@ -254,6 +271,8 @@ def _sweep_plan_column(
     features: str | None,
     delta: float | None,
     seed: int | None,
+    sample: Path | None = None,
+    private_input: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     from veil.release import load_plan
     from veil.release.sweep import sweep as run_sweep
@@ -265,6 +284,29 @@ def _sweep_plan_column(
         arguments["mechanisms"] = split_list(mechanisms, "--mechanisms")
     if delta is not None:
         arguments["delta"] = delta
+    public_input = plan.input.dataset is not None  # a bundled, published dataset
+    if sample is not None:
+        spec = plan.input.model_copy(update={"path": sample, "dataset": None, "format": None})
+        plan = plan.model_copy(update={"input": spec})
+        source = "a public sample (--sample)"
+    elif public_input:
+        source = f"the bundled public dataset {plan.input.dataset!r}"
+    elif private_input:
+        source = "the plan's private input (--private-input): the figures are confidential"
+        warnings.warn(
+            "veil sweep measured utility on the plan's private input: its figures are "
+            "computed from the records (keep them with the custodian), and an epsilon "
+            "chosen from them depends on the data, outside any ledger",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+    else:
+        raise CliUsageError(
+            "--sample: the plan's input is private; the sweep's figures would be computed "
+            "from its records and an epsilon chosen from them would depend on the data. "
+            "Give --sample PUBLIC.csv (public or synthetic data with the same columns), or "
+            "--private-input to accept that (the files are then confidential)"
+        )
     frame = _read_plan_input(plan, plan_file)
     if column not in frame.columns:
         raise CliUsageError(
@@ -280,7 +322,12 @@ def _sweep_plan_column(
         raise CliUsageError(f"--features: {absent} not in the plan's input")
     used = list(dict.fromkeys([column, *chosen]))
     complete = frame.dropna(subset=used)
-    info = {"features": chosen, "rows": len(complete), "rows_dropped": len(frame) - len(complete)}
+    info = {
+        "features": chosen,
+        "rows": len(complete),
+        "rows_dropped": len(frame) - len(complete),
+        "measured_on": source,
+    }
     result = run_sweep(
         complete[used],
         column,
@@ -354,12 +401,29 @@ def sweep(
             "is not gaussian.",
         ),
     ] = None,
+    sample: Annotated[
+        Path | None,
+        typer.Option(
+            "--sample",
+            help="With a plan: a public or synthetic table (the plan's columns) to sweep on "
+            "instead of the plan's private input.",
+        ),
+    ] = None,
+    private_input: Annotated[
+        bool,
+        typer.Option(
+            "--private-input",
+            help="With a plan: sweep on its private input anyway; the figures are then "
+            "confidential and an epsilon chosen from them depends on the data.",
+        ),
+    ] = False,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
     """Utility against epsilon: runs, summary (mean, std) and a plot in --out.
 
     Writes NAME_runs.csv, NAME_summary.csv and NAME.png (NAME: 'paper' or the column).
+    With a plan whose input is private, give --sample (public data) or --private-input.
     """
     from veil.release.sweep import summarize, write_sweep
 
@@ -387,7 +451,17 @@ def sweep(
             if grid is None:
                 raise CliUsageError("--epsilons: required with a plan (e.g. 0.1,0.5,1)")
             frame, info = _sweep_plan_column(
-                plan, column, grid, runs, mechanisms, metric, features, delta, seed
+                plan,
+                column,
+                grid,
+                runs,
+                mechanisms,
+                metric,
+                features,
+                delta,
+                seed,
+                sample=sample,
+                private_input=private_input,
             )
             name = column
         paths = write_sweep(frame, output_folder(out), name=name)
@@ -429,6 +503,29 @@ def _manifest_defaults(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _recorded_release_hash(manifest: dict[str, Any]) -> str | None:
+    entry = manifest.get("outputs", {}).get("release") if isinstance(manifest, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+        return str(entry["sha256"])
+    return None
+
+
+def _check_recorded_hash(path: Path, wanted: str | None, name: str, source: str) -> None:
+    """``path`` must hash to what ``source`` recorded (nothing to check without a hash)."""
+    if wanted is None:
+        return
+    with errors_about(name):
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    if digest.hexdigest() != wanted:
+        raise CliUsageError(
+            f"{name}: {os.fspath(path)!r} is not the file {source} records (its SHA-256 "
+            "differs); give the table of that release"
+        )
+
+
 @reporting_errors
 def report(
     original: Annotated[Path, typer.Argument(help="The table before protection.")],
@@ -462,12 +559,22 @@ def report(
             "Default: secure randomness.",
         ),
     ] = None,
+    custodian: Annotated[
+        Path | None,
+        typer.Option(
+            "--custodian",
+            help="The release's custodian.json: ORIGINAL must be the input it records "
+            "(same SHA-256).",
+        ),
+    ] = None,
     sep: Sep = None,
 ) -> None:
     """Build the self-contained HTML report of a release (veil.release.report).
 
-    Roles default to those of the plan recorded in the manifest. The report shows the
-    original records' distributions: keep it as confidential as the original data.
+    Roles default to those of the plan recorded in the manifest. RELEASED must be the
+    file the manifest records (same SHA-256), and with --custodian, ORIGINAL the input
+    the custodian record names. The report shows the original records' distributions:
+    keep it as confidential as the original data, apart from the release.
     """
     from veil.release.report import build_report, write_report
 
@@ -482,6 +589,17 @@ def report(
             raise CliUsageError(f"{os.fspath(manifest)!r} is not valid JSON ({exc})") from None
     if not isinstance(recorded, dict):
         raise CliUsageError(f"--manifest: {os.fspath(manifest)!r} is not a JSON object")
+    _check_recorded_hash(released, _recorded_release_hash(recorded), "RELEASED", "--manifest")
+    if custodian is not None:
+        with errors_about("--custodian"):
+            try:
+                record = json.loads(custodian.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise CliUsageError(f"{os.fspath(custodian)!r} is not valid JSON ({exc})") from None
+        wanted = record.get("input", {}).get("sha256") if isinstance(record, dict) else None
+        if not isinstance(wanted, str):
+            raise CliUsageError(f"--custodian: {os.fspath(custodian)!r} records no input hash")
+        _check_recorded_hash(original, wanted, "ORIGINAL", "--custodian")
     defaults = _manifest_defaults(recorded)
     before = read_table(original, sep=sep, parameter="ORIGINAL")
     after = read_table(released, sep=sep, parameter="RELEASED")

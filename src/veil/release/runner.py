@@ -1121,6 +1121,7 @@ def run(
     dry_run: bool = False,
     engine: str | Engine | None = None,
     progress: Progress | None = None,
+    allow_outside: bool = False,
 ) -> RunResult:
     """Run a release plan: the release and its public manifest, and the custodian's files.
 
@@ -1147,6 +1148,9 @@ def run(
         the plan's ``engine`` section (itself pandas by default).
     progress : callable, optional
         Called with a label as each phase and step starts (for a progress display).
+    allow_outside : bool, default False
+        Let a plan file name paths outside its folder (see
+        :func:`~veil.release.plan.load_plan`).
 
     Returns
     -------
@@ -1166,7 +1170,7 @@ def run(
         the previous outputs stay as they were.
     """
     started = time.perf_counter()
-    loaded = load_plan(plan)
+    loaded = load_plan(plan, allow_outside=allow_outside)
     plan_source = (
         None
         if isinstance(plan, (Plan, dict))

@@ -618,8 +618,11 @@ def sweep(
     Each run is one call of the :mod:`veil.ldp` array function over the whole column,
     with its own random stream (see the module's "Randomness"); each release gives an
     ε-local-DP (Gaussian: (ε, δ)) column per record, and is scored against the original
-    with ``metric``. Nothing is published: the sweep is an experiment on data the
-    caller already holds.
+    with ``metric``. The scores are computed from ``df``'s records: on private data they
+    are as confidential as the data (nothing in them is differentially private), and an
+    epsilon chosen from them depends on the records, outside any ledger. Sweep a public
+    or synthetic sample with the same columns to choose epsilon without that leak (the
+    CLI refuses a private plan input without ``--sample`` or ``--private-input``).
 
     Parameters
     ----------
