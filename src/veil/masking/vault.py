@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -54,6 +55,7 @@ TOKEN_PREFIX = "tok_"
 """Prefix of every token; the rest is 32 hex characters (128 random bits)."""
 
 _TOKEN_BYTES = 16
+_TOKEN_SHAPE = re.compile(rf"\A{TOKEN_PREFIX}[0-9a-f]{{{2 * _TOKEN_BYTES}}}\Z")
 _NONCE_BYTES = 12
 _CHUNK = 5_000
 """Rows per ``IN (...)`` look-up: under SQLite's 32 766 and psycopg's 65 535 parameters."""
@@ -608,11 +610,7 @@ class Vault:
                         rows[token] = (bytes(nonce), bytes(ciphertext), int(version))
         unknown = [t for t in wanted if t not in rows]
         if unknown:
-            shown = ", ".join(repr(t[:40]) for t in unknown[:3])
-            raise ParameterError(
-                f"tokens: {len(unknown)} of {len(wanted)} distinct tokens are not in the "
-                f"vault under namespace {namespace!r} (e.g. {shown}); wrong namespace?"
-            )
+            raise ParameterError(_unknown_tokens_message(unknown, len(wanted), namespace))
         decrypt = keys.decrypt
         plain: list[str] = []
         for token in wanted:
@@ -692,6 +690,30 @@ class Vault:
                 )
         self._master = new_master
         self._keys = new
+
+
+def _unknown_tokens_message(unknown: list[str], n_wanted: int, namespace: str) -> str:
+    """What :meth:`Vault.detokenize` says of tokens it does not know, quoting no value.
+
+    What was passed may not be tokens at all (a column of plain values given by
+    mistake): only the first characters of up to three well-formed tokens are shown.
+    """
+    well_formed = [t for t in unknown if _TOKEN_SHAPE.match(t)]
+    message = (
+        f"tokens: {len(unknown)} of {n_wanted} distinct tokens are not in the vault under "
+        f"namespace {namespace!r}"
+    )
+    if well_formed:
+        shown = ", ".join(repr(t[: len(TOKEN_PREFIX) + 8] + "...") for t in well_formed[:3])
+        message += f" (e.g. {shown}); wrong namespace or vault?"
+    malformed = len(unknown) - len(well_formed)
+    if malformed:
+        message += (
+            f"; {malformed} of them are not tokens at all ({TOKEN_PREFIX!r} and "
+            f"{2 * _TOKEN_BYTES} hex digits; their values are not shown): plain values "
+            f"passed instead of tokens?"
+        )
+    return message
 
 
 def _driver_autocommit(dbapi_connection: Any, connection_record: Any) -> None:
