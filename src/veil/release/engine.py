@@ -189,6 +189,9 @@ def _csv_options(spec: InputSpec) -> dict[str, Any]:
         "sep": spec.sep,
         "skipinitialspace": spec.skipinitialspace,
         "encoding": spec.encoding,
+        # A blank line is a record whose values are missing (in a one-column file, a
+        # missing value), never silently dropped: the missing-value policies decide.
+        "skip_blank_lines": False,
     }
     if spec.na_values is not None:
         options["na_values"] = spec.na_values

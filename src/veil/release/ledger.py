@@ -146,6 +146,18 @@ class ReleaseLedger:
         """Columns released exactly as they are read (not even anonymized)."""
         return [s.scope for s in self.steps if s.step == "keep"]
 
+    def without_guarantee(self) -> list[str]:
+        """Steps that change values but state no privacy guarantee (``scope: step``).
+
+        A generalization outside the anonymization, a grid, a jitter or a donut mask
+        reduces precision; no formal guarantee can be claimed for it.
+        """
+        return [
+            f"{s.scope}: {s.step}"
+            for s in self.steps
+            if s.step in ("generalize", "grid", "jitter", "donut")
+        ]
+
     def totals(self) -> dict[str, Any]:
         """Totals per notion with their budgets, JSON-ready."""
         ldp, metric = self.total("ldp"), self.total("metric")
@@ -175,6 +187,7 @@ class ReleaseLedger:
             "steps": [s.to_dict() for s in self.steps],
             "totals": self.totals(),
             "not_protected": self.not_protected(),
+            "without_guarantee": self.without_guarantee(),
         }
 
     def to_json(self) -> str:
@@ -432,6 +445,9 @@ def render_ledger(ledger: ReleaseLedger) -> str:
         lines.append(f"  syntactic: {line}")
     kept = ledger.not_protected()
     lines.append("Not protected (released as is): " + (", ".join(kept) if kept else "none"))
+    weak = ledger.without_guarantee()
+    if weak:
+        lines.append("Masked without a formal guarantee: " + ", ".join(weak))
     return "\n".join(lines)
 
 

@@ -73,9 +73,6 @@ def warning_records(caught: Sequence[warnings.WarningMessage]) -> list[dict[str,
     return out
 
 
-_NO_FORMAL_GUARANTEE = ("generalize", "grid", "jitter", "donut")
-
-
 def not_protected(
     plan: Plan, dropped_unlisted: Sequence[str], ledger: ReleaseLedger | None = None
 ) -> dict[str, Any]:
@@ -98,11 +95,7 @@ def not_protected(
         "quasi_identifiers_generalized_only": sorted(anonymized),
         "missingness_released_as_is": missing,
         "unlisted_columns_dropped": list(dropped_unlisted),
-        "masked_without_formal_guarantee": (
-            []
-            if ledger is None
-            else [f"{s.scope}: {s.step}" for s in ledger.steps if s.step in _NO_FORMAL_GUARANTEE]
-        ),
+        "masked_without_formal_guarantee": [] if ledger is None else ledger.without_guarantee(),
     }
 
 
