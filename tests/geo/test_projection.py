@@ -7,7 +7,13 @@ import pyproj
 import pytest
 
 from veil.errors import DomainError, ParameterError
-from veil.geo import LocalProjection, local_projection, projection_at
+from veil.geo import (
+    LocalProjection,
+    local_projection,
+    projection_at,
+    projection_for_crs,
+    projection_for_region,
+)
 
 GEOD = pyproj.Geod(ellps="WGS84")
 
@@ -245,3 +251,145 @@ def test_projection_at_refuses_utm_near_the_pole_and_unknown_methods() -> None:
         projection_at(85.0, 0.0, method="utm")
     with pytest.raises(ParameterError, match="'aeqd', 'utm' or 'stereographic'"):
         projection_at(40.0, 0.0, method="auto")  # type: ignore[arg-type]
+
+
+# --- public projections: stereographic, region, named CRS, and their regions ----------------
+
+
+@pytest.mark.parametrize(
+    ("lat0", "lon0"),
+    [(40.75, -73.98), (-33.87, 151.21), (65.0, 25.0), (86.0, 20.0), (-0.1, -78.5), (-17.0, 179.9)],
+)
+def test_stereographic_in_numpy_matches_proj_sterea(lat0: float, lon0: float) -> None:
+    projection = projection_at(lat0, lon0, method="stereographic")
+    lat, lon = _cluster(lat0, lon0, 2.0, n=5000, seed=20)
+    lat = np.clip(lat, -89.9, 89.9)
+    x, y = projection.forward(lat, lon)
+    reference = pyproj.Transformer.from_crs("EPSG:4326", projection.crs, always_xy=True)
+    ref_x, ref_y = reference.transform(lon, lat)
+    np.testing.assert_allclose(x, ref_x, rtol=0, atol=1e-6)  # metres
+    np.testing.assert_allclose(y, ref_y, rtol=0, atol=1e-6)
+    back_lat, back_lon = projection.inverse(x, y)
+    np.testing.assert_allclose(back_lat, lat, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(_wrapped(back_lon - lon), 0.0, rtol=0, atol=1e-9)
+
+
+def _wrapped(degrees: np.ndarray) -> np.ndarray:
+    return np.asarray(np.remainder(degrees + 180.0, 360.0) - 180.0)
+
+
+def _hops_within(
+    projection: LocalProjection, reach_m: float, n: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points up to ``reach_m`` from the centre, and the relative error of 1 m-5 km hops."""
+    rng = _rng(seed)
+    start_lon, start_lat, _ = GEOD.fwd(
+        np.full(n, projection.centre_lon),
+        np.full(n, projection.centre_lat),
+        rng.uniform(0.0, 360.0, n),
+        reach_m * np.sqrt(rng.uniform(0.0, 1.0, n)),
+    )
+    start_lat, start_lon = np.asarray(start_lat), np.asarray(start_lon)
+    return start_lat, start_lon, _distance_errors_short(projection, start_lat, start_lon, rng)
+
+
+def _distance_errors_short(
+    projection: LocalProjection, lat: np.ndarray, lon: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    azimuth = rng.uniform(0.0, 360.0, lat.size)
+    length = rng.uniform(1.0, 5_000.0, lat.size)
+    lon2, lat2, _ = GEOD.fwd(lon, lat, azimuth, length)
+    x1, y1 = projection.forward(lat, lon)
+    x2, y2 = projection.forward(np.asarray(lat2), np.asarray(lon2))
+    return np.asarray(np.abs(np.hypot(x2 - x1, y2 - y1) / length - 1.0))
+
+
+@pytest.mark.parametrize(("method", "reach_m"), [("aeqd", 490_000.0), ("stereographic", 400_000.0)])
+@pytest.mark.parametrize(("lat0", "lon0"), [(40.75, -73.98), (65.0, 25.0), (0.0, 10.0)])
+def test_displacements_within_0_1_percent_of_geodesics_inside_the_region(
+    method: str, reach_m: float, lat0: float, lon0: float
+) -> None:
+    projection = projection_at(lat0, lon0, method=method)  # type: ignore[arg-type]
+    lat, lon, errors = _hops_within(projection, reach_m, 4000, seed=21)
+    assert errors.max() < 1e-3, errors.max()
+    # The region is measured in the plane (stereographic: rho = 2 R tan(c / 2) > R c).
+    inner = np.hypot(*projection.forward(lat, lon)) < 0.99 * reach_m
+    assert not projection.outside(lat, lon)[0][inner].any()
+
+
+def test_aeqd_is_off_by_0_4_percent_at_1000_km_hence_the_490_km_region() -> None:
+    # The old docstring claimed 0.1 % up to about 1000 km; across the radius the scale
+    # there is c / sin(c) = 1.004.
+    projection = projection_at(40.75, -73.98)
+    lon, lat, _ = GEOD.fwd(-73.98, 40.75, 0.0, 1_000_000.0)
+    errors = _distance_errors_short(projection, np.full(200, lat), np.full(200, lon), _rng(22))
+    assert errors.max() > 3e-3
+    assert projection.outside(np.array([lat]), np.array([lon]))[0].all()
+
+
+def test_outside_names_how_far_beyond_the_region() -> None:
+    projection = projection_at(40.75, -73.98)
+    lon, lat, _ = GEOD.fwd(-73.98, 40.75, 90.0, 600_000.0)
+    far, beyond_km = projection.outside(np.array([40.75, lat]), np.array([-73.98, lon]))
+    assert far.tolist() == [False, True]
+    assert beyond_km == pytest.approx(110.0, abs=2.0)
+
+
+def test_projection_for_crs_of_a_utm_code_is_that_zone() -> None:
+    projection = projection_for_crs("EPSG:32616")
+    assert projection.method == "utm" and projection.crs == "EPSG:32616"
+    assert not projection.from_data
+    far, _ = projection.outside(np.array([41.0, 41.0]), np.array([-87.5, -83.0]))
+    assert far.tolist() == [False, True]  # central meridian 87 W: 83 W is 4 degrees off
+
+
+def test_projection_for_crs_uses_the_area_of_use_and_the_scale() -> None:
+    # NAD83 / New York Long Island, in metres.
+    projection = projection_for_crs("EPSG:32118")
+    assert projection.method == "crs" and projection.region is not None
+    far, _ = projection.outside(np.array([40.75, 45.0]), np.array([-73.98, -73.98]))
+    assert far.tolist() == [False, True]
+    # Web Mercator keeps no distance within 0.1 % away from the equator.
+    mercator = projection_for_crs("EPSG:3857")
+    assert mercator.outside(np.array([40.75]), np.array([-73.98]))[0].all()
+
+
+@pytest.mark.parametrize(
+    ("crs", "match"),
+    [
+        ("EPSG:4326", "projected CRS in metres"),
+        ("EPSG:2263", "unit US survey foot"),
+        ("nope", "PROJ"),
+    ],
+)
+def test_projection_for_crs_refuses_what_is_not_planar_metres(crs: str, match: str) -> None:
+    with pytest.raises(ParameterError, match=match):
+        projection_for_crs(crs)
+
+
+def test_projection_for_region_holds_its_box_and_refuses_a_large_one() -> None:
+    projection = projection_for_region(40.49, -74.26, 40.92, -73.70)
+    assert projection.region == (40.49, -74.26, 40.92, -73.70)
+    assert projection.centre_lat == pytest.approx(40.705)
+    far, _ = projection.outside(np.array([40.75, 40.40]), np.array([-73.98, -73.98]))
+    assert far.tolist() == [False, True]
+    with pytest.raises(ParameterError, match="beyond the region"):
+        projection_for_region(25.0, -124.0, 49.0, -67.0)
+    with pytest.raises(ParameterError, match="south < north"):
+        projection_for_region(41.0, -74.0, 40.0, -73.0)
+    with pytest.raises(ParameterError, match="west"):
+        projection_for_region(40.0, -200.0, 41.0, -73.0)
+
+
+def test_projection_for_region_across_the_antimeridian() -> None:
+    projection = projection_for_region(-18.5, 177.0, -16.0, -179.5, method="stereographic")
+    assert projection.centre_lon == pytest.approx(178.75)  # 177 E to 179.5 W
+    far, _ = projection.outside(np.array([-17.0, -17.0, -17.0]), np.array([179.9, -179.9, 170.0]))
+    assert far.tolist() == [False, False, True]
+
+
+def test_local_projection_is_marked_as_chosen_from_the_data() -> None:
+    lat, lon = _cluster(40.75, -73.98, 0.05)
+    assert local_projection(lat, lon).from_data
+    assert not projection_at(40.75, -73.98).from_data
+    assert "chosen from the data" in local_projection(lat, lon).describe()
