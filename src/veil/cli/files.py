@@ -159,7 +159,13 @@ def read_table(
         if fmt == "parquet":
             frame: pd.DataFrame = pd.read_parquet(path)
             return frame
-        options: dict[str, Any] = {"sep": _separator(path, sep), "encoding": codec}
+        # low_memory=False: each column's type from all its values, not chunk by chunk
+        # (which warns of "mixed types" and can type one column two ways).
+        options: dict[str, Any] = {
+            "sep": _separator(path, sep),
+            "encoding": codec,
+            "low_memory": False,
+        }
         # One column: a blank line is an empty value (pandas would skip it, shifting
         # every later row); in a wider table a blank line is no record.
         header = pd.read_csv(path, nrows=0, **options)
