@@ -105,7 +105,7 @@ def test_anonymize_writes_a_k_anonymous_table(veil: Veil, adult_csv: Path, tmp_p
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert set(data["levels"]) == {"education", "marital-status", "race"}
-    assert data["columns"] == ["education", "marital-status", "race", "salary-class"]
+    assert data["released_columns"] == ["education", "marital-status", "race", "salary-class"]
     assert data["optimal"] is True
     released = pd.read_csv(out)
     assert len(released) == data["rows_out"] == 600 - data["suppressed"]
@@ -405,7 +405,7 @@ def test_geo_masks_without_a_formal_guarantee(
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["costs"] == []
-    assert sorted(data["columns"]) == ["dropoff_latitude", "dropoff_longitude"]
+    assert sorted(data["released_columns"]) == ["dropoff_latitude", "dropoff_longitude"]
     assert data["guarantee"]
     assert len(pd.read_csv(out)) == data["rows"]
     if args[1] == "cloak":

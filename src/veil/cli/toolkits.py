@@ -237,14 +237,23 @@ class _Output:
     def is_csv(self) -> bool:
         return table_format(self.out, "--out") == "csv"
 
-    def write(
+    def publish(
         self,
         frame: pd.DataFrame,
+        rng: np.random.Generator,
         extras: Sequence[tuple[str, Path, Callable[[str], object]]] = (),
-    ) -> dict[str, Any]:
-        """Write the release (and ``extras``); return what was done to its CSV cells."""
+    ) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """Shuffle the rows with ``rng`` (unless --keep-order) and write them with ``extras``.
+
+        Returns
+        -------
+        released : pandas.DataFrame
+            The rows as written.
+        facts : dict
+            What was done to the rows and the CSV cells, for the command's output.
+        """
         # Parquet would carry attrs (the recorded costs) into the file's metadata.
-        frame = frame.copy(deep=False)
+        frame = _row_order(frame, self.keep_order, rng).copy(deep=False)
         frame.attrs = {}
         if self.is_csv and self.raw_csv:
             _, would = escape_csv_cells(frame)
@@ -264,7 +273,9 @@ class _Output:
             declared=None if self.declared is None else self.declared.value,
             extras=extras,
         )
-        return {
+        return frame, {
+            "released_columns": [str(c) for c in frame.columns],
+            "row_order": "input" if self.keep_order else "shuffled",
             "csv_formulas": None if not self.is_csv else "raw" if self.raw_csv else "escaped",
             "csv_cells_escaped": escaped,
         }
@@ -521,8 +532,7 @@ def anonymize(
                 suppression="mark" if mark else "remove",
                 time_limit=time_limit,
             )
-        released = _row_order(result.data, keep_order, resolve_rng(None))
-        written = output.write(released)
+        released, written = output.publish(result.data, resolve_rng(None))
     print_warnings(caught)
     payload = {
         "out": out,
@@ -533,8 +543,6 @@ def anonymize(
         "optimal": result.optimal,
         "metrics": result.metrics,
         "models": [repr(m) for m in models],
-        "columns": [str(c) for c in released.columns],
-        "row_order": "input" if keep_order else "shuffled",
         **written,
         "warnings": caught,
     }
@@ -772,8 +780,7 @@ def ldp(
             released = toolkit.dp_randomized_response_binary(
                 frame, column, epsilon, new_column, domain=categories, **common
             )
-        released = _row_order(released, keep_order, order)
-        written = output.write(released)
+        released, written = output.publish(released, order)
     print_warnings(caught)
     costs = _costs(ledger)
     if as_json:
@@ -783,8 +790,6 @@ def ldp(
                 "column": column,
                 "mechanism": mechanism.value,
                 "rows": len(released),
-                "columns": [str(c) for c in released.columns],
-                "row_order": "input" if keep_order else "shuffled",
                 "costs": costs,
                 "total": dataclasses.asdict(ledger.total()),
                 **written,
@@ -988,8 +993,7 @@ def mask(
                     released[name] = masking.mask_phone(values, keep_last)
                 else:
                     released[name] = masking.mask_card(values)
-        released = _row_order(released, keep_order, resolve_rng(None))
-        written = output.write(released)
+        released, written = output.publish(released, resolve_rng(None))
     print_warnings(caught)
     payload = {
         "out": out,
@@ -997,8 +1001,6 @@ def mask(
         "method": method.value,
         "key_id": None if key is None else key.key_id,
         "rows": len(released),
-        "released_columns": [str(c) for c in released.columns],
-        "row_order": "input" if keep_order else "shuffled",
         **written,
         "warnings": caught,
     }
@@ -1358,8 +1360,7 @@ def geo(
                 toolkit.location_map(source, drawn, lat, lon, tmp)
 
             extras.append(("--map", map_file, build_map))
-        released = _row_order(masked, keep_order, order)
-        written = output.write(released, extras)
+        released, written = output.publish(masked, order, extras)
     print_warnings(caught)
     caught = [*scale, *caught]
     costs = _costs(ledger)
@@ -1384,8 +1385,6 @@ def geo(
         "costs": costs,
         "rows_in": len(frame),
         "rows": len(released),
-        "columns": [str(c) for c in released.columns],
-        "row_order": "input" if keep_order else "shuffled",
         **written,
         "warnings": caught,
     }
