@@ -71,3 +71,29 @@ def test_step_progress_shows_the_current_step_on_a_terminal_only(
         on_step("write")
     assert "releasing: write" in terminal.getvalue()
     assert "[1 done]" in terminal.getvalue()
+
+
+def test_user_text_is_never_markup_or_emoji(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from veil.cli.console import print_note, print_table, print_text, print_warnings
+
+    print_table("of [/x] :smile:", ["[bold]c", ":x:"], [["[/y]", ":thumbs_up:"]])
+    print_text("[/z] :smile:")
+    print_note("[red]note :smile:")
+    print_warnings([{"category": "PrivacyWarning", "message": "[/w] :smile:"}])
+    captured = capsys.readouterr()
+    for text in ("of [/x] :smile:", "[bold]c", ":x:", "[/y]", ":thumbs_up:", "[/z] :smile:"):
+        assert text in captured.out
+    assert "[red]note :smile:" in captured.err and "[/w] :smile:" in captured.err
+
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with progress("[/a]", 1) as advance, status("[/b] :smile:"):
+        advance("[/c]")
+    from veil.cli.console import step_progress
+
+    with step_progress("[/d]") as on_step:
+        assert on_step is not None
+        on_step("[/e]")
+    assert "[/a]" in terminal.getvalue()

@@ -422,3 +422,14 @@ def test_geo_prints_the_expected_displacement_before_it_runs(
         assert "under 1 m" not in result.err and "over 10 km" not in result.err
     else:
         assert re.search(rf"veil: warning: \w+: the .* {warning}", result.err)
+
+
+def test_a_key_given_as_the_key_file_value_is_never_printed(
+    veil: Veil, adult_csv: Path, tmp_path: Path, key_hex: tuple[Path, str]
+) -> None:
+    _, key = key_hex
+    result = veil("mask", adult_csv, "--column", "sex", "--method", "hmac", "--key-file", key,
+                  "--drop-other", "--out", tmp_path / "x.csv")  # fmt: skip
+    assert result.code == 2
+    assert key not in result.out + result.err
+    assert "the file named by --key-file" in result.err

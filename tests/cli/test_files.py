@@ -1,0 +1,115 @@
+"""Tables in and out of the command line: formats, encodings, blank lines, safe targets and
+spreadsheet formulas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.cli.errors import CliUsageError
+from veil.cli.files import (
+    check_encoding,
+    check_outputs,
+    escape_csv_cells,
+    read_table,
+    table_format,
+    write_release,
+    write_table,
+)
+
+
+def test_the_declared_format_must_agree_with_the_name() -> None:
+    assert table_format(Path("a.csv.gz"), "--out", "csv") == "csv"
+    assert table_format(Path("a.PARQUET"), "--out") == "parquet"
+    with pytest.raises(CliUsageError, match="named as csv but the format is parquet"):
+        table_format(Path("x.csv"), "--out", "parquet")
+    with pytest.raises(CliUsageError, match="named as parquet but the format is csv"):
+        table_format(Path("x.parquet"), "--out", "csv")
+
+
+def test_unknown_encodings_are_refused_by_name() -> None:
+    assert check_encoding(None) is None
+    assert check_encoding("Latin-1") == "iso8859-1"
+    with pytest.raises(CliUsageError, match="--encoding: unknown text encoding 'bogus'"):
+        check_encoding("bogus")
+
+
+def test_blank_lines_are_missing_values_in_one_column_only(tmp_path: Path) -> None:
+    one = tmp_path / "one.csv"
+    one.write_text("x\na\n\nb\n")
+    assert read_table(one)["x"].isna().tolist() == [False, True, False]
+    two = tmp_path / "two.csv"
+    two.write_text("x,y\na,1\n\nb,2\n")
+    assert len(read_table(two)) == 2
+
+
+def test_a_file_in_another_encoding_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes("x\nMálaga\n".encode("latin-1"))
+    with pytest.raises(CliUsageError, match=r"is not valid utf-8 text .*--encoding"):
+        read_table(path)
+    assert read_table(path, encoding="latin-1")["x"].tolist() == ["Málaga"]
+
+
+def test_outputs_are_checked_against_inputs_links_and_each_other(tmp_path: Path) -> None:
+    data = tmp_path / "data.csv"
+    data.write_text("x\n1\n")
+    hard = tmp_path / "hard.csv"
+    hard.hardlink_to(data)
+    with pytest.raises(CliUsageError, match=r"--out: .* is an input file"):
+        check_outputs({"--out": hard}, [data])
+    with pytest.raises(CliUsageError, match="--out, --map: both name"):
+        check_outputs({"--out": tmp_path / "a.csv", "--map": tmp_path / "." / "a.csv"}, [])
+    with pytest.raises(CliUsageError, match="does not exist"):
+        check_outputs({"--out": tmp_path / "no" / "a.csv"}, [])
+    check_outputs({"--out": tmp_path / "a.csv", "--map": None}, [data])
+
+
+def test_formula_cells_are_escaped_but_signed_numbers_kept() -> None:
+    frame = pd.DataFrame(
+        {
+            "t": ["=1+1", "-5", "+2.5e3", "-x", None, "ok"],
+            "n": [-1, 2, 3, 4, 5, 6],
+            "plain": ["-1", "2", "3", "4", "5", "6"],
+        }
+    )
+    before = frame.copy()
+    escaped, counts = escape_csv_cells(frame)
+    assert counts == {"t": 2}
+    assert escaped["t"].fillna("NA").tolist() == ["'=1+1", "-5", "+2.5e3", "'-x", "NA", "ok"]
+    assert escaped["plain"].tolist() == before["plain"].tolist()
+    pd.testing.assert_frame_equal(frame, before)
+    only_numbers = frame[["plain"]]
+    same, none = escape_csv_cells(only_numbers)
+    assert same is only_numbers and none == {}
+
+
+def test_csv_is_escaped_unless_raw_and_parquet_never(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"t": ["@cmd", "fine"]})
+    assert write_table(frame, tmp_path / "a.csv") == {"t": 1}
+    assert pd.read_csv(tmp_path / "a.csv")["t"][0] == "'@cmd"
+    assert write_table(frame, tmp_path / "b.csv", raw_csv=True) == {}
+    assert pd.read_csv(tmp_path / "b.csv")["t"][0] == "@cmd"
+    assert write_table(frame, tmp_path / "c.parquet") == {}
+    assert pd.read_parquet(tmp_path / "c.parquet")["t"][0] == "@cmd"
+
+
+def test_an_extra_that_fails_to_build_leaves_nothing(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"t": [1]})
+
+    def broken(tmp: str) -> None:
+        Path(tmp).write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_release(frame, tmp_path / "t.csv", extras=[("--map", tmp_path / "m.html", broken)])
+    assert list(tmp_path.iterdir()) == []
+
+    def fine(tmp: str) -> None:
+        Path(tmp).write_text("<html></html>")
+
+    write_release(frame, tmp_path / "t.csv", extras=[("--map", tmp_path / "m.html", fine)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.html", "t.csv"]
+    assert (tmp_path / "m.html").stat().st_mode & 0o777 == 0o644
