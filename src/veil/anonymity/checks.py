@@ -28,7 +28,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from veil.anonymity.models import equal_distance_emd, ordered_distance_emd
+from veil.anonymity.models import (
+    class_entropy,
+    entropy_l,
+    equal_distance_emd,
+    ordered_distance_emd,
+)
 from veil.classes import class_ids, value_codes
 from veil.errors import ColumnError, DataTypeError, MissingValueError, ParameterError
 
@@ -296,7 +301,11 @@ def entropy_l_diversity(
     exp(H(E)), H(E) = -sum_v q(E, v) ln q(E, v), q the within-class share of value v
     (Machanavajjhala et al. 2007). ARX ``EntropyLDiversity`` checks H(E) >= log2(l)
     with base-2 entropy, which is the same l. pyCANON truncates this l to an integer;
-    here it is the exact real number (an integer only when some class is uniform).
+    here it is the real number, snapped to the nearest integer when within a relative
+    1e-12 of it (so a class spread evenly over l values gives exactly l, whatever the
+    rounding of exp and log). :class:`~veil.anonymity.EntropyLDiversity` uses the same
+    function (:func:`veil.anonymity.models.entropy_l`): a table satisfies the model
+    with l exactly when this check returns a value >= l.
 
     Parameters
     ----------
@@ -328,9 +337,9 @@ def entropy_l_diversity(
     qi, sa = _validate(df, quasi_ident, sens_att)
     entropy = math.inf
     for pairs in _pairs_per_attribute(df, qi, sa, gen):
-        h = -np.bincount(pairs.cls, weights=pairs.q * np.log(pairs.q), minlength=pairs.n_classes)
+        h = class_entropy(pairs.n_classes, pairs.cls, pairs.q)
         entropy = min(entropy, float(h.min()))
-    return math.exp(entropy)
+    return float(entropy_l(np.array([entropy]))[0])
 
 
 def recursive_c_l_diversity(

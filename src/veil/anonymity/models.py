@@ -152,10 +152,14 @@ ENTROPY_L_TOLERANCE = 1e-12
 def class_entropy(n_classes: int, cls: _Ints, q: _Floats) -> _Floats:
     """Per class, the Shannon entropy (natural log) of its sensitive values.
 
-    ``cls`` and ``q`` list the (class, value) pairs present: the class and the value's
-    share in it.
+    ``cls`` and ``q`` list the (class, value) pairs present, in any order: the class
+    and the value's share in it. The terms are summed in one canonical order (by class,
+    then share), so the same classes give the same bits whatever order their pairs
+    come in: the model and the table check agree exactly.
     """
-    entropy = np.bincount(cls, weights=q * np.log(q), minlength=n_classes)
+    order = np.lexsort((q, cls))
+    q = q[order]
+    entropy = np.bincount(cls[order], weights=q * np.log(q), minlength=n_classes)
     return np.asarray(-entropy, dtype=np.float64)
 
 
