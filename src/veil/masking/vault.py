@@ -113,6 +113,20 @@ _meta = sa.Table(
 )
 
 
+_PG_LOOKUP = (
+    f"SELECT blind_index, token FROM {_tokens.name} "
+    f"WHERE namespace = %(namespace)s AND blind_index = ANY(%(indexes)s::bytea[])"
+)
+_PG_INSERT = (
+    f"INSERT INTO {_tokens.name} "
+    f"(token, namespace, blind_index, ciphertext, nonce, key_version) "
+    f"SELECT t.token, %(namespace)s, t.blind_index, t.ciphertext, t.nonce, %(version)s "
+    f"FROM unnest(%(tokens)s::text[], %(indexes)s::bytea[], %(ciphertexts)s::bytea[], "
+    f"%(nonces)s::bytea[]) WITH ORDINALITY AS t(token, blind_index, ciphertext, nonce, n) "
+    f"ORDER BY t.n ON CONFLICT DO NOTHING"
+)
+
+
 class VaultError(VeilError, RuntimeError):
     """The vault database cannot be reached, or a stored row fails authentication.
 
@@ -521,6 +535,13 @@ class Vault:
     def _tokens_for(
         self, conn: Connection, namespace: str, indexes: Sequence[bytes]
     ) -> dict[bytes, str]:
+        if not indexes:
+            return {}
+        if not self._sqlite:
+            # One statement with one bytea[] parameter: binding thousands of scalar
+            # parameters costs more in the driver than the look-up costs in the server.
+            rows = conn.exec_driver_sql(_PG_LOOKUP, {"namespace": namespace, "indexes": indexes})
+            return {bytes(index): token for index, token in rows}
         found: dict[bytes, str] = {}
         query = sa.select(_tokens.c.blind_index, _tokens.c.token).where(
             _tokens.c.namespace == namespace
@@ -539,23 +560,38 @@ class Vault:
         # One order for every writer, so that concurrent PostgreSQL transactions take
         # their row locks in the same order and cannot deadlock.
         order = sorted(range(len(texts)), key=indexes.__getitem__)
-        rows = [
-            {
-                "token": tokens[i],
-                "namespace": namespace,
-                "blind_index": indexes[i],
-                "ciphertext": ciphertexts[i],
-                "nonce": nonces[i],
-                "key_version": keys.version,
-            }
-            for i in order
-        ]
         with self._connect(write=True) as conn:
             self._require_current(conn, lock="share")
-            for start in range(0, len(rows), 10 * _CHUNK):
-                conn.execute(
-                    self._insert(_tokens).on_conflict_do_nothing(),
-                    rows[start : start + 10 * _CHUNK],
+            if self._sqlite:
+                rows = [
+                    {
+                        "token": tokens[i],
+                        "namespace": namespace,
+                        "blind_index": indexes[i],
+                        "ciphertext": ciphertexts[i],
+                        "nonce": nonces[i],
+                        "key_version": keys.version,
+                    }
+                    for i in order
+                ]
+                for start in range(0, len(rows), 10 * _CHUNK):
+                    conn.execute(
+                        self._insert(_tokens).on_conflict_do_nothing(),
+                        rows[start : start + 10 * _CHUNK],
+                    )
+            else:
+                # One INSERT ... SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING: four
+                # array parameters instead of a statement (or parameter set) per row.
+                conn.exec_driver_sql(
+                    _PG_INSERT,
+                    {
+                        "namespace": namespace,
+                        "version": keys.version,
+                        "tokens": [tokens[i] for i in order],
+                        "indexes": [indexes[i] for i in order],
+                        "ciphertexts": [ciphertexts[i] for i in order],
+                        "nonces": [nonces[i] for i in order],
+                    },
                 )
             # Re-select: a concurrent writer may have stored the same value first, and
             # its token is the one every caller must get.
