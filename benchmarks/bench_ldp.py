@@ -6,6 +6,13 @@ memory is its own. For every call the script reports the best wall time of N rep
 (``time.perf_counter``, no tracing) and, from one extra traced run, the peak of the
 Python allocations made during the call (``tracemalloc``, NumPy buffers included).
 
+The categorical cases run on three frames of the same values: object strings, pandas
+categoricals and, where pandas has it (2.3 with pyarrow, or 3), the Arrow-backed ``str``
+dtype; each veil call runs with the public ``domain=`` and with the domain inferred
+from the data. trasgoDP raises TypeError on ``str`` columns, so on that frame it is
+timed on the object copy of the same values. tracemalloc does not see Arrow's own
+buffers: for ``str`` frames the process max RSS is the fuller memory figure.
+
     python benchmarks/bench_ldp.py                        # Adult itself and 1M rows
     python benchmarks/bench_ldp.py --rows 1e6 --rows 10e6 --json out.json
     python benchmarks/bench_ldp.py --rows 2e6 --groups ldp --match laplace
@@ -47,6 +54,8 @@ DEFAULT_MAP_POINTS = ("1e4", "1e5")
 # Mechanism parameters (the same for both libraries).
 AGE_BOUNDS = (16, 100)
 EPSILON = 1.0
+LARGE_GRID = 2**40  # the widest grid veil allows (steps across the bounds)
+SMALL_EPSILON = 0.01
 DELTA = 1e-3
 GEO_EPSILON = 0.01  # per metre: mean displacement 200 m
 CORRELATION_FEATURES = ["age", "hours-per-week", "workclass", "sex", "education"]
@@ -215,10 +224,39 @@ class Case:
     variant_inspect: Callable[[Any], dict[str, Any]] | None = None  # default: inspect
 
 
+def str_dtype() -> Any:
+    """pandas' ``str`` dtype (Arrow storage, NaN as missing) if this pandas has it, else None.
+
+    It is the default string dtype of pandas 3; pandas 2.3 can build it explicitly.
+    """
+    try:
+        import pyarrow  # noqa: F401
+
+        return pd.StringDtype("pyarrow", na_value=np.nan)
+    except (ImportError, TypeError):
+        return None
+
+
+def as_str_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its object (string) columns as the ``str`` dtype."""
+    dtype = str_dtype()
+    return frame.astype({c: dtype for c in frame.columns if frame[c].dtype == object})
+
+
 def ldp_cases(
-    frame: pd.DataFrame, kind: str, rows: int, confidence: float, groups: set[str]
+    frame: pd.DataFrame,
+    kind: str,
+    rows: int,
+    confidence: float,
+    groups: set[str],
+    peer_frame: pd.DataFrame | None = None,
 ) -> Iterator[Case]:
-    """Mechanism and metric cases on one Adult-like frame (object or categorical)."""
+    """Mechanism and metric cases on one Adult-like frame (object, categorical or str).
+
+    ``peer_frame`` is what trasgoDP is given when it cannot read ``frame`` itself (it
+    raises TypeError on ``str`` columns): the same values as object strings, built
+    before any timing.
+    """
     import trasgodp.categorical as t_cat
     import trasgodp.metrics as t_met
     import trasgodp.numerical as t_num
@@ -230,8 +268,9 @@ def ldp_cases(
 
     domains = generate.adult_domains()
     lo, hi = AGE_BOUNDS
+    peer_data = frame if peer_frame is None else peer_frame
     if "ldp" in groups:
-        if kind == "object":  # age is int64 in both frames: the numeric cases run once
+        if kind == "object":  # age is int64 in every frame: the numeric cases run once
             yield Case(
                 "laplace age",
                 "ldp",
@@ -246,6 +285,25 @@ def ldp_cases(
                 rows,
                 lambda: t_num.dp_clip_gaussian(frame, "age", EPSILON, lo, hi, DELTA),
                 [("", lambda: v_num.dp_clip_gaussian(frame, "age", EPSILON, lo, hi, DELTA))],
+                inspect=column_dtype("age"),
+            )
+            # The largest grid veil allows at a small epsilon: noise of 1e14 steps and
+            # more, drawn with an exact uniform low part (trasgoDP: float Laplace).
+            big, small_eps = LARGE_GRID, SMALL_EPSILON
+            yield Case(
+                f"laplace age [0, 2^40] eps {small_eps:g}",
+                "ldp",
+                rows,
+                lambda: t_num.dp_clip_laplace(frame, "age", small_eps, 0, big),
+                [("", lambda: v_num.dp_clip_laplace(frame, "age", small_eps, 0, big))],
+                inspect=column_dtype("age"),
+            )
+            yield Case(
+                f"gaussian age [0, 2^40] eps {small_eps:g}",
+                "ldp",
+                rows,
+                lambda: t_num.dp_clip_gaussian(frame, "age", small_eps, 0, big, DELTA),
+                [("", lambda: v_num.dp_clip_gaussian(frame, "age", small_eps, 0, big, DELTA))],
                 inspect=column_dtype("age"),
             )
         categorical = [
@@ -269,7 +327,7 @@ def ldp_cases(
                 f"{name} {column} [{kind}]",
                 "ldp",
                 rows,
-                lambda peer=peer, column=column: peer(frame, column, EPSILON),
+                lambda peer=peer, column=column: peer(peer_data, column, EPSILON),
                 [
                     (
                         "domain=",
@@ -287,7 +345,7 @@ def ldp_cases(
                 ],
                 inspect=column_dtype(column),
             )
-    if "metrics" in groups:
+    if "metrics" in groups and kind != "str":
         released = privatize(frame, domains)
         yield Case(
             f"correlation_loss {len(CORRELATION_FEATURES)} cols [{kind}]",
@@ -479,20 +537,24 @@ def worker(job: str, args: argparse.Namespace) -> dict[str, Any]:
             real = size == "adult"
             rows = len(generate.adult_frame()) if real else generate.parse_count(size)
             confidence = 1.96 if real else GENERATED_CONFIDENCE
-            for dtype in ("object", "category"):
+            kinds = ["object", "category"] + (["str"] if str_dtype() is not None else [])
+            for dtype in kinds:
                 categorical = dtype == "category"
                 frame = (
                     generate.adult_frame(categorical=categorical)
                     if real
                     else generate.generate_adult(rows, args.seed, categorical=categorical)
                 )
+                peer_frame = None
+                if dtype == "str":  # trasgoDP raises on str columns: it gets the object frame
+                    peer_frame, frame = frame, as_str_frame(frame)
                 info[f"frame_mb_{dtype}"] = round(frame.memory_usage(deep=False).sum() / 2**20, 1)
                 info.setdefault("rss_after_data_mb", round(max_rss_mb(), 1))
-                for case in ldp_cases(frame, dtype, rows, confidence, groups):
+                for case in ldp_cases(frame, dtype, rows, confidence, groups, peer_frame):
                     if args.match and args.match not in case.case:
                         continue
                     results.extend(run_case(case, settings))
-                del frame
+                del frame, peer_frame
                 gc.collect()
             info["rows"] = rows
             info["source"] = "Adult (bundled copy)" if real else f"generated, seed {args.seed}"
@@ -647,6 +709,11 @@ def table_notes(reports: list[dict[str, Any]]) -> list[str]:
                 ] = None
             elif ours["note"]:
                 notes[f"{r['case']} ({r['rows']:,}): veil {ours['note']}"] = None
+            if "[str]" in r["case"]:
+                notes[
+                    f"{where}: trasgoDP raises TypeError on str columns; its time is on the "
+                    "same values as object strings"
+                ] = None
             out = peer["info"].get("output_dtype")
             if "[category]" in r["case"] and out not in (None, "category"):
                 notes[f"{where}: trasgoDP returns the column as {out}, not category"] = None
