@@ -10,7 +10,8 @@ Run as ``veil demo --out DIR`` (or ``python -m veil demo``). It writes
   ``manifest.json``, ``report.html`` and ``map.html``, an interactive map of the masked
   pickups (the original points are not drawn).
 
-It only calls :func:`veil.release.run` and :func:`veil.geo.location_map`; every privacy
+It only calls :func:`veil.release.run` and :func:`veil.maps.render_privacy_map`, on the
+released file's points alone (the map needs nothing of the raw data); every privacy
 decision is in the plans.
 """
 
@@ -78,8 +79,7 @@ def run_demo(
     veil.errors.VeilError
         From the releases (see :func:`veil.release.run`); outputs already written stay.
     """
-    from veil.datasets import load_nyc_taxi
-    from veil.geo import location_map
+    from veil.maps import render_privacy_map
 
     out = Path(out_dir)
     adult = run(example_plan("adult"), out / "adult", rng=rng)
@@ -91,7 +91,9 @@ def run_demo(
     released = location.read_release()
     map_path = out / "location" / "map.html"
     lat, lon = MAP_COLUMNS
-    location_map(load_nyc_taxi(), released, lat, lon, map_path)
+    render_privacy_map(
+        released[lat], released[lon], None, map_path, heatmap=True, released_label="Masked"
+    )
     if on_step is not None:
         on_step(DEMO_STEPS[2])
     return DemoResult(adult, location, map_path)

@@ -50,14 +50,22 @@ def test_release_writes_release_manifest_and_report(
     result = veil("release", plan, "--out", out, "--json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
-    assert {p.name for p in out.iterdir()} == {"release.csv", "manifest.json", "report.html"}
+    # The release folder holds what may be published; the report and the custodian
+    # record (both computed from the raw records) go to a folder beside it.
+    assert {p.name for p in out.iterdir()} == {"release.csv", "manifest.json"}
+    custodian = tmp_path / "release.custodian"
+    assert {p.name for p in custodian.iterdir()} == {"custodian.json", "report.html"}
     assert data["rows_in"] == data["rows_out"] == 600
     assert data["totals"]["ldp"]["epsilon"] == pytest.approx(2.0)
     released = pd.read_csv(out / "release.csv")
     assert set(released.columns) == {"age", "sex", "education", "salary-class"}
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["input"]["rows"] == 600
-    assert "<html" in (out / "report.html").read_text().lower()
+    assert "input" not in manifest
+    assert manifest["confidentiality"].startswith("public")
+    record = json.loads((custodian / "custodian.json").read_text())
+    assert record["input"]["rows"] == 600
+    assert record["confidentiality"].startswith("CONFIDENTIAL")
+    assert "<html" in (custodian / "report.html").read_text().lower()
 
     table = veil("release", plan, "--out", tmp_path / "again")
     assert table.code == 0
@@ -169,6 +177,7 @@ def test_sweep_of_a_plan_column(veil: Veil, adult_csv: Path, tmp_path: Path) -> 
     result = veil(
         "sweep", plan, "--column", "age", "--epsilons", "0.5,1", "--runs", "2",
         "--mechanisms", "laplace,gaussian", "--delta", "1e-6", "--out", out,
+        "--private-input",
     )  # fmt: skip
     assert result.code == 0, result.err
     assert "age laplace" in result.out and "age gaussian" in result.out
@@ -177,7 +186,7 @@ def test_sweep_of_a_plan_column(veil: Veil, adult_csv: Path, tmp_path: Path) -> 
     assert (out / "age.png").stat().st_size > 0
     default = veil(
         "sweep", plan, "--column", "sex", "--epsilons", "1", "--runs", "2", "--metric", "tvd",
-        "--out", out, "--json",
+        "--out", out, "--json", "--sample", adult_csv,
     )  # fmt: skip
     assert default.code == 0, default.err
     assert json.loads(default.out)["summary"][0]["mechanism"] == "binary_rr"
@@ -248,17 +257,11 @@ def test_demo_releases_adult_and_taxis_with_a_map(veil: Veil, tmp_path: Path) ->
     assert result.err == ""  # no warning, and no progress bar outside a terminal
     data = json.loads(result.out)
     adult, location = out / "adult", out / "location"
-    assert {p.name for p in adult.iterdir()} == {
-        "adult_release.csv",
-        "manifest.json",
-        "report.html",
-    }
-    assert {p.name for p in location.iterdir()} == {
-        "taxi_release.csv",
-        "manifest.json",
-        "report.html",
-        "map.html",
-    }
+    assert {p.name for p in adult.iterdir()} == {"adult_release.csv", "manifest.json"}
+    assert {p.name for p in location.iterdir()} == {"taxi_release.csv", "manifest.json", "map.html"}
+    for name in ("adult", "location"):
+        custodian = out / f"{name}.custodian"
+        assert {p.name for p in custodian.iterdir()} == {"custodian.json", "report.html"}
     assert data["adult"]["totals"]["ldp"]["epsilon"] == pytest.approx(6.0)
     assert data["location"]["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
     manifest = json.loads((adult / "manifest.json").read_text())
@@ -340,7 +343,7 @@ def test_release_shows_its_steps_on_a_terminal_only(
     shown = terminal.getvalue()
     # The display refreshes a few times a second: it shows the step being run (here at
     # least the last one) and how many are done.
-    assert "releasing plan.yaml: write" in shown
+    assert "releasing plan.yaml: commit" in shown
     assert "done]" in shown
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from veil.release import (
 )
 from veil.release.engine import DaskEngine
 from veil.release.plan import LdpTreatment, PlanarLaplaceMask
+
+NYC = [40.75, -73.98]  # a public centre for the location masks
 
 
 def _column(eps: float | None = None, weight: float = 1.0) -> dict[str, Any]:
@@ -113,8 +116,13 @@ def test_metric_budget_is_shared_over_planar_laplace_reports() -> None:
         {
             "input": {"dataset": "nyc_taxi"},
             "locations": [
-                {"lat": "a", "lon": "b", "mask": {"method": "planar_laplace", "reports": 2}},
-                {"lat": "c", "lon": "d", "mask": {"method": "planar_laplace"}},
+                {
+                    "lat": "a",
+                    "lon": "b",
+                    "centre": NYC,
+                    "mask": {"method": "planar_laplace", "reports": 2},
+                },
+                {"lat": "c", "lon": "d", "centre": NYC, "mask": {"method": "planar_laplace"}},
             ],
             "budget": {"metric": {"epsilon": 0.02}, "allocation": "equal"},
         }
@@ -127,6 +135,7 @@ def test_metric_budget_is_shared_over_planar_laplace_reports() -> None:
 
 
 def _target_plan(tmp_path: Path, **target: Any) -> dict[str, Any]:
+    """A target allocation; without a public ``sample`` it is measured on the input."""
     gen = np.random.default_rng(4)
     n = 4000
     frame = pd.DataFrame(
@@ -152,6 +161,7 @@ def _target_plan(tmp_path: Path, **target: Any) -> dict[str, Any]:
             "ldp": {"epsilon": 8.0},
             "allocation": "target",
             "target": {"metric": "tvd", "value": 0.05, "runs": 5, **target},
+            "allow_data_dependent_allocation": "sample" not in target,
         },
         "output": {"report": False},
     }
@@ -198,6 +208,13 @@ def test_target_refuses_what_the_budget_cannot_reach(tmp_path: Path) -> None:
         target_allocate(plan, sample, _privatize, np.random.default_rng(0))
 
 
+def test_target_on_the_private_input_needs_an_explicit_opt_in(tmp_path: Path) -> None:
+    plan = _target_plan(tmp_path)
+    plan["budget"]["allow_data_dependent_allocation"] = False
+    with pytest.raises(PlanError, match=r"budget.target.sample: required"):
+        load_plan(plan)
+
+
 def test_target_on_a_public_sample_runs_before_reading_the_input(tmp_path: Path) -> None:
     plan = _target_plan(tmp_path, sample=str(tmp_path / "public.csv"))
     # The input does not exist: the dry run never opens it.
@@ -211,29 +228,28 @@ def test_target_on_the_input_warns_and_is_recorded(tmp_path: Path) -> None:
     plan = _target_plan(tmp_path)
     (tmp_path / "public.csv").rename(tmp_path / "private.csv")
     result = run(plan, tmp_path / "out", rng=1)
-    assert "PrivacyLeakWarning" in {w["category"] for w in result.manifest["warnings"]}
-    allocation = result.manifest["allocation"]
+    assert result.manifest["warnings"]["by_category"]["PrivacyLeakWarning"] >= 1
+    assert "PrivacyLeakWarning" in {w["category"] for w in result.custodian["warnings"]}
+    # The public manifest names the kind of sample and lists the choice as a leak; the
+    # measurements themselves stay in the custodian record.
+    public = result.manifest["allocation"]
+    assert public["sample"] == "the private input (a leak)"
+    assert set(public["epsilon"]) == {"c", "s"}
+    assert any("allocation" in leak for leak in result.manifest["leaks"])
+    allocation = result.custodian["allocation"]
     assert allocation["sample"] == "the input (private)"
     assert set(allocation["columns"]) == {"c", "s"}
     assert result.manifest["steps"]["c"]["cost"]["epsilon"] == pytest.approx(
         allocation["columns"]["c"]["epsilon"]
     )
+    measured = repr(allocation["columns"]["c"]["tvd"])
+    assert measured not in json.dumps(result.manifest)
     on_dask = run(plan, tmp_path / "dask", rng=1, engine=DaskEngine("threads", npartitions=2))
-    note = on_dask.manifest["execution"]["steps"]["allocation (target)"]
+    note = on_dask.custodian["execution"]["steps"]["allocation (target)"]
     assert note.startswith("gathered in memory: the input was read whole")
 
 
-def test_allocate_alone_cannot_run_a_target_allocation() -> None:
-    plan = load_plan(
-        {
-            "input": {"dataset": "adult"},
-            "columns": {"a": _column()},
-            "budget": {
-                "ldp": {"epsilon": 1.0},
-                "allocation": "target",
-                "target": {"value": 0.05},
-            },
-        }
-    )
+def test_allocate_alone_cannot_run_a_target_allocation(tmp_path: Path) -> None:
+    plan = load_plan(_target_plan(tmp_path, sample=str(tmp_path / "public.csv")))
     with pytest.raises(PlanError, match=r"budget.allocation: 'target' needs a sample"):
         allocate(plan)

@@ -123,6 +123,7 @@ def test_repeated_reports_compose() -> None:
                 {
                     "lat": "la",
                     "lon": "lo",
+                    "centre": [40.75, -73.98],
                     "mask": {"method": "planar_laplace", "epsilon": 0.004, "reports": 3},
                 }
             ],

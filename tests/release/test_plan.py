@@ -248,7 +248,12 @@ def test_location_masks_are_validated() -> None:
 def test_location_columns_are_not_also_plain_columns() -> None:
     plan = _plan(
         locations=[
-            {"lat": "age", "lon": "lon", "mask": {"method": "planar_laplace", "epsilon": 0.01}}
+            {
+                "lat": "age",
+                "lon": "lon",
+                "centre": [40.75, -73.98],
+                "mask": {"method": "planar_laplace", "epsilon": 0.01},
+            }
         ]
     )
     assert "locations.0: column 'age' is also in columns" in _error(plan)

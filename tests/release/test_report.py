@@ -13,12 +13,14 @@ import pytest
 
 from veil.datasets import load_adult
 from veil.errors import ColumnError, DataTypeError, ParameterError
-from veil.geo import jitter, synthetic_city
+from veil.geo import jitter, projection_at, synthetic_city
 from veil.release.report import build_report, write_report
 
 MALICIOUS = "<script>alert(1)</script>"
 MALICIOUS_COLUMN = '<img src=x onerror="alert(2)">'
 QIS = ["age", "sex", "race", "education"]
+# synthetic_city's default centre: a public point, so the masks' projection is public.
+CITY = projection_at(39.0, -94.5)
 SECTIONS = [
     "summary",
     "ledger",
@@ -59,7 +61,7 @@ def released(original: pd.DataFrame) -> pd.DataFrame:
     out["age"] = (out["age"] + rng.integers(-5, 6, len(out))).clip(17, 90)
     low = (original["education-num"] // 4) * 4
     out["education-num"] = "[" + low.astype(str) + "-" + (low + 4).astype(str) + "["
-    masked = jitter(original, "lat", "lon", 150.0, rng=rng)
+    masked = jitter(original, "lat", "lon", 150.0, projection=CITY, rng=rng)
     out["lat"], out["lon"] = masked["lat"], masked["lon"]
     return out
 
@@ -357,7 +359,7 @@ def test_large_table_plots_a_sample_of_locations(adult: pd.DataFrame) -> None:
             "lon": city["lon"].to_numpy(),
         }
     )
-    released = jitter(original, "lat", "lon", 100.0, rng=_rng(5))
+    released = jitter(original, "lat", "lon", 100.0, projection=CITY, rng=_rng(5))
     page = _build(original, released, quasi_identifiers=["age", "sex"], sensitive=[], target=None)
     assert 'alt="locations lat, lon before and after"' in page
     # At most 5 000 points per panel are drawn: the page stays small.

@@ -29,26 +29,37 @@ from veil.release.engine import DaskEngine, PandasEngine, RowStep
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "veil" / "release" / "examples"
 
 MANIFEST_FIELDS = {
+    "confidentiality",
     "veil_version",
     "created",
     "plan",
-    "input",
     "engine",
     "randomness",
     "steps",
     "totals",
     "ledger_check",
     "not_protected",
+    "leaks",
+    "release",
     "warnings",
-    "timings_s",
     "outputs",
     "risk",
+}
+CUSTODIAN_FIELDS = {
+    "confidentiality",
+    "input",
+    "randomness",
+    "risk",
+    "warnings",
+    "timings_s",
     "execution",
+    "outputs",
 }
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    """The files of ``folder`` (a staging folder counts, with no content)."""
+    return {p.name: p.read_bytes() if p.is_file() else b"" for p in sorted(folder.iterdir())}
 
 
 def _no_report(plan: Any) -> Any:
@@ -68,9 +79,11 @@ def adult_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunResul
 def test_adult_example_runs_end_to_end(adult_release: RunResult) -> None:
     out = adult_release.out_dir
     assert out is not None
-    assert sorted(p.name for p in out.iterdir()) == [
-        "adult_release.csv",
-        "manifest.json",
+    assert sorted(p.name for p in out.iterdir()) == ["adult_release.csv", "manifest.json"]
+    # The confidential files go to a folder beside the release folder, never inside it.
+    assert adult_release.custodian_dir == out.resolve().parent / f"{out.name}.custodian"
+    assert sorted(p.name for p in adult_release.custodian_dir.iterdir()) == [
+        "custodian.json",
         "report.html",
     ]
     released = pd.read_csv(out / "adult_release.csv")
@@ -84,7 +97,8 @@ def test_adult_example_runs_end_to_end(adult_release: RunResult) -> None:
     assert set(released["relationship"]) <= {"Spouse", "Child", "Other"}
     sizes = released.groupby(["education", "marital-status", "race"]).size()
     assert sizes.min() >= 5
-    assert "<html" in (out / "report.html").read_text(encoding="utf-8").lower()
+    report = adult_release.custodian_dir / "report.html"
+    assert "<html" in report.read_text(encoding="utf-8").lower()
 
 
 def _section(page: str, heading: str) -> str:
@@ -123,6 +137,8 @@ def test_adult_example_is_fast_without_the_report(tmp_path: Path) -> None:
     assert time.perf_counter() - start < 5.0
     assert result.report_path is None
     assert not (tmp_path / "report.html").exists()
+    assert result.custodian_dir is not None
+    assert not (result.custodian_dir / "report.html").exists()
 
 
 def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
@@ -130,11 +146,10 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     manifest = json.loads(adult_release.manifest_path.read_text(encoding="utf-8"))
     assert manifest == json.loads(json.dumps(adult_release.manifest, default=str))
     assert set(manifest) >= MANIFEST_FIELDS
-    assert manifest["input"]["rows"] == 32561
-    assert len(manifest["input"]["sha256"]) == 64
+    assert manifest["confidentiality"].startswith("public")
     assert manifest["plan"]["name"] == "adult-demo"
     assert manifest["plan_file"] == {
-        "path": str(EXAMPLES / "adult.yaml"),
+        "file": "adult.yaml",
         "sha256": hashlib.sha256((EXAMPLES / "adult.yaml").read_bytes()).hexdigest(),
     }
     assert manifest["engine"] == "pandas"
@@ -151,12 +166,9 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert manifest["not_protected"]["missingness_released_as_is"] == ["workclass", "occupation"]
     assert manifest["anonymization"]["suppressed"] == 32561 - adult_release.rows_out
     assert set(manifest["anonymization"]["levels"]) == {"education", "marital-status", "race"}
-    assert "age: laplace" in manifest["timings_s"]
-    assert "anonymization" in manifest["timings_s"]
-    assert manifest["execution"]["engine"] == "pandas"
-    assert set(manifest["execution"]["steps"].values()) == {"in memory"}
-    # The report measures risk, so the manifest holds it, on every record.
-    assert manifest["risk"]["before"]["n_records"] == 32561
+    assert "metrics" not in manifest["anonymization"]
+    # Risk after release is a function of the release alone; risk before is not public.
+    assert set(manifest["risk"]) == {"after", "computed_on"}
     assert manifest["risk"]["after"]["n_records"] == adult_release.rows_out
     assert manifest["risk"]["after"]["quasi_identifiers"] == [
         "age", "workclass", "education", "marital-status", "relationship", "race", "sex",
@@ -165,15 +177,34 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     release = manifest["outputs"]["release"]
     data = (adult_release.out_dir / release["file"]).read_bytes()  # type: ignore[operator]
     assert release["sha256"] == hashlib.sha256(data).hexdigest()
-    report = manifest["outputs"]["report"]
-    assert (
-        report["sha256"]
-        == hashlib.sha256(
-            (adult_release.out_dir / "report.html").read_bytes()  # type: ignore[operator]
-        ).hexdigest()
-    )
-    assert isinstance(manifest["warnings"], list)
-    assert not any(w["category"] == "RuntimeWarning" for w in manifest["warnings"])
+    assert manifest["outputs"]["report"].startswith("confidential")
+    assert manifest["release"]["row_order"].startswith("shuffled with the CSPRNG")
+    assert set(manifest["warnings"]) == {"by_category", "text"}
+    assert "RuntimeWarning" not in manifest["warnings"]["by_category"]
+
+
+def test_custodian_record_holds_what_stays_with_the_custodian(adult_release: RunResult) -> None:
+    assert adult_release.custodian_path is not None
+    record = json.loads(adult_release.custodian_path.read_text(encoding="utf-8"))
+    assert record == json.loads(json.dumps(adult_release.custodian, default=str))
+    assert set(record) >= CUSTODIAN_FIELDS
+    assert record["confidentiality"].startswith("CONFIDENTIAL")
+    assert record["input"]["rows"] == 32561
+    assert len(record["input"]["sha256"]) == 64
+    assert record["plan_file"]["path"] == str(EXAMPLES / "adult.yaml")
+    assert "age: laplace" in record["timings_s"]
+    assert "anonymization" in record["timings_s"]
+    assert record["execution"]["engine"] == "pandas"
+    assert set(record["execution"]["steps"].values()) == {"in memory"}
+    assert record["risk"]["before"]["n_records"] == 32561
+    assert set(record["anonymization"]["metrics"]) >= {"loss"}
+    report = record["outputs"]["report"]
+    page = (adult_release.custodian_dir / "report.html").read_bytes()  # type: ignore[operator]
+    assert report["sha256"] == hashlib.sha256(page).hexdigest()
+    manifest = adult_release.manifest_path.read_bytes()  # type: ignore[union-attr]
+    assert record["outputs"]["manifest"]["sha256"] == hashlib.sha256(manifest).hexdigest()
+    assert isinstance(record["warnings"], list)
+    assert not any(w["category"] == "RuntimeWarning" for w in record["warnings"])
 
 
 def test_summary_for_a_terminal(adult_release: RunResult) -> None:
@@ -236,8 +267,10 @@ def keyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         encoding="utf-8",
     )
     keys = {name: secrets.token_bytes(32) for name in ("hmac", "ff1", "vault")}
-    (folder / "keys" / "hmac.key").write_text(keys["hmac"].hex(), encoding="utf-8")
-    (folder / "keys" / "vault.key").write_text(keys["vault"].hex(), encoding="utf-8")
+    for name in ("hmac", "vault"):
+        key_path = folder / "keys" / f"{name}.key"
+        key_path.write_text(keys[name].hex(), encoding="utf-8")
+        key_path.chmod(0o600)
     monkeypatch.setenv("VEIL_TEST_FF1_KEY", keys["ff1"].hex())
     plan_text = textwrap.dedent(
         """\
@@ -272,14 +305,15 @@ def test_no_key_material_in_any_output(keyed: dict[str, Any], tmp_path: Path) ->
     result = run(keyed["plan"], out)
     released = pd.read_csv(out / "release.csv", dtype=str)
     people = _people()
-    assert (released["name"] != people["name"]).all()
+    assert not released["name"].isin(people["name"]).any()
     assert released["name"].str.len().eq(16).all()
     assert released["ssn"].str.fullmatch(r"\d{9}").all()
-    assert (released["ssn"] != people["ssn"]).mean() > 0.99
+    assert released["ssn"].isin(people["ssn"]).mean() < 0.01
     assert not released["email"].str.contains("@").any()
     assert (released["phone"] == "[REDACTED]").all()
     assert set(released["city"]) <= {"Asturias", "Castilla"}
-    assert (out / "report.html").exists()
+    assert result.custodian_dir is not None
+    assert (result.custodian_dir / "report.html").exists()
     for key in keyed["keys"].values():
         forms = [
             key,
@@ -288,7 +322,7 @@ def test_no_key_material_in_any_output(keyed: dict[str, Any], tmp_path: Path) ->
             base64.b64encode(key),
             base64.urlsafe_b64encode(key),
         ]
-        for path in out.iterdir():
+        for path in [*out.iterdir(), *result.custodian_dir.iterdir()]:
             content = path.read_bytes()
             for form in forms:
                 assert form not in content, f"{path.name} holds key material"
@@ -306,8 +340,8 @@ def test_input_is_never_mutated(keyed: dict[str, Any], tmp_path: Path) -> None:
     before = source.read_bytes()
     result = run(_no_report(keyed["plan"]), tmp_path / "out")
     assert source.read_bytes() == before
-    assert result.manifest["input"]["sha256"] == hashlib.sha256(before).hexdigest()
-    assert result.manifest["input"]["rows"] == 300
+    assert result.custodian["input"]["sha256"] == hashlib.sha256(before).hexdigest()
+    assert result.custodian["input"]["rows"] == 300
 
     plan = _no_report(keyed["plan"])
     engine = PandasEngine()
@@ -335,9 +369,12 @@ def test_seeded_runs_are_reproducible_and_say_so(keyed: dict[str, Any], tmp_path
     assert (tmp_path / "a" / "release.csv").read_bytes() == (
         tmp_path / "b" / "release.csv"
     ).read_bytes()
-    assert first.manifest["randomness"]["seed"] == 7
+    assert first.custodian["randomness"]["seed"] == 7
     assert ReproducibleNoiseWarning.__name__ in {w["category"] for w in first.warnings}
-    assert second.manifest["randomness"]["seed"] == 7
+    assert second.custodian["randomness"]["seed"] == 7
+    # The seed regenerates the noise: it never goes into the public manifest.
+    assert "seed" not in first.manifest["randomness"]
+    assert "7" not in json.dumps(first.manifest["randomness"])
     third = run(plan, tmp_path / "c")
     assert "seed" not in third.manifest["randomness"]
     assert (tmp_path / "c" / "release.csv").read_bytes() != (
@@ -460,11 +497,15 @@ def test_a_killed_run_leaves_the_previous_outputs(keyed: dict[str, Any], tmp_pat
             process.kill()
             process.wait(timeout=30)
     after = _snapshot(out)
-    # The killed run's temporary file may remain (hidden, named after the target); the
-    # release, the report and the manifest are the previous ones, byte for byte.
+    # The killed run's staging folder remains (hidden); the release and the manifest are
+    # the previous ones, byte for byte.
     leftovers = {name for name in after if name not in before}
-    assert all(name.startswith(".release.csv.") for name in leftovers)
+    assert leftovers
+    assert all(name.startswith(".veil-staging-") for name in leftovers)
     assert {name: after[name] for name in before} == before
+    # The next run removes the dead run's staging folder, and leaves none of its own.
+    run(_no_report(keyed["plan"]), out)
+    assert not any(p.name.startswith(".") for p in out.iterdir())
 
 
 def test_recorded_costs_must_match_the_plan(
@@ -493,9 +534,17 @@ def test_location_example(tmp_path: Path) -> None:
     from veil.datasets import load_nyc_taxi
 
     taxi = load_nyc_taxi()
+    # The 16 trips with a pickup or drop-off at (0, 0) lie outside the projection's
+    # region: left out, as the plan says.
+    outside = (taxi["pickup_latitude"] == 0) | (taxi["dropoff_latitude"] == 0)
+    assert len(released) == len(taxi) - outside.sum() == len(taxi) - 16
+    # The file is shuffled; the result's index gives each released row's input row.
+    assert result.released is not None
+    kept = taxi.loc[result.released.index]
+    assert not (kept["pickup_latitude"] == 0).any()
     moved = np.hypot(
-        released["pickup_latitude"] - taxi["pickup_latitude"],
-        released["pickup_longitude"] - taxi["pickup_longitude"],
+        result.released["pickup_latitude"] - kept["pickup_latitude"],
+        result.released["pickup_longitude"] - kept["pickup_longitude"],
     )
     assert (moved > 0).all()
     assert "tpep_pickup_datetime" not in released.columns
@@ -503,7 +552,9 @@ def test_location_example(tmp_path: Path) -> None:
     assert result.manifest["totals"]["ldp"]["epsilon"] == pytest.approx(3.0)
     pickup = result.manifest["steps"]["pickup_latitude, pickup_longitude"]
     assert pickup["recorded"][0]["unit"] == "metre"
-    assert (tmp_path / "report.html").exists()
+    assert result.custodian_dir is not None
+    assert (result.custodian_dir / "report.html").exists()
+    assert not (tmp_path / "report.html").exists()
 
 
 # ---------------------------------------------------------------------------- Dask
@@ -566,6 +617,7 @@ def test_dask_gives_the_same_distribution_as_pandas(tmp_path: Path) -> None:
 def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> None:
     labels: list[str] = []
     run(_no_report(keyed["plan"]), tmp_path, progress=labels.append)
+    # "commit" is the moment the staged files are moved into place, manifest last.
     assert labels == [
         "read",
         "name: hmac",
@@ -576,6 +628,7 @@ def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> No
         "city: generalize",
         "income: randomized_response",
         "write",
+        "commit",
     ]
 
 
@@ -586,6 +639,7 @@ def test_result_as_json_for_scripts(keyed: dict[str, Any], tmp_path: Path) -> No
     assert data["files"] == {
         "release": str(tmp_path / "release.csv"),
         "manifest": str(tmp_path / "manifest.json"),
+        "custodian": str(Path(f"{tmp_path}.custodian") / "custodian.json"),
     }
     assert data["rows_in"] == data["rows_out"] == 300
     assert data["totals"]["ldp"]["epsilon"] == pytest.approx(1.5)
@@ -629,12 +683,14 @@ def test_dask_reads_a_partitioned_parquet_dataset(tmp_path: Path) -> None:
     released = pd.read_parquet(tmp_path / "out" / "release.parquet")
     assert len(released) == result.rows_in == 3000
     assert released["x"].between(0, 100).all()
-    assert (released["y"].to_numpy() == frame["y"].to_numpy()).all()
+    # The kept column is released as is, in a shuffled order.
+    assert sorted(released["y"]) == sorted(frame["y"])
+    assert (released["y"].to_numpy() != frame["y"].to_numpy()).any()
     # No table step and no report: the partitions are streamed into the file.
-    assert "row steps and write, streamed (3 partitions)" in result.manifest["timings_s"]
-    assert len(result.manifest["input"]["sha256"]) == 64
+    assert "row steps and write, streamed (3 partitions)" in result.custodian["timings_s"]
+    assert len(result.custodian["input"]["sha256"]) == 64
     same = run(plan, tmp_path / "again", engine="pandas")
-    assert same.manifest["input"]["sha256"] == result.manifest["input"]["sha256"]
+    assert same.custodian["input"]["sha256"] == result.custodian["input"]["sha256"]
 
 
 def test_dask_on_a_local_cluster_of_processes(tmp_path: Path) -> None:
@@ -711,15 +767,20 @@ def test_dask_suppresses_sparse_grid_cells_by_a_distributed_group_by(
     _no_gathering(monkeypatch)
     result = run(plan, tmp_path / "dask", engine=DaskEngine("threads", npartitions=3), rng=4)
     released = pd.read_csv(tmp_path / "dask" / "taxi_release.csv")
-    assert len(released) == result.rows_out == 998
-    note = result.manifest["execution"]["steps"]["dropoff_latitude, dropoff_longitude: grid"]
+    assert len(released) == result.rows_out == on_pandas.rows_out == 998 - 16
+    note = result.custodian["execution"]["steps"]["dropoff_latitude, dropoff_longitude: grid"]
     assert note.startswith("distributed: cell centres per partition; a group-by of the")
-    # The grid is deterministic: the same cells are suppressed as on the whole table.
+    # The grid is deterministic: the same cells are suppressed as on the whole table (the
+    # rows are shuffled differently, so the cells are compared as multisets).
     expected = pd.read_csv(tmp_path / "pandas" / "taxi_release.csv")
-    for column in ("dropoff_latitude", "dropoff_longitude"):
-        assert released[column].isna().sum() > 0
-        np.testing.assert_array_equal(released[column], expected[column])
-    assert "class counts (3 partitions)" in result.manifest["timings_s"]
+    cells = ["dropoff_latitude", "dropoff_longitude"]
+    assert released[cells[0]].isna().sum() > 0
+    assert released[cells].isna().sum().tolist() == expected[cells].isna().sum().tolist()
+    pd.testing.assert_frame_equal(
+        released[cells].sort_values(cells).reset_index(drop=True),
+        expected[cells].sort_values(cells).reset_index(drop=True),
+    )
+    assert "class counts (3 partitions)" in result.custodian["timings_s"]
     assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
     assert on_pandas.manifest["totals"] == result.manifest["totals"]
 
@@ -743,17 +804,20 @@ def test_every_geo_mask_runs(tmp_path: Path, mask: dict[str, Any]) -> None:
                 "lon": "pickup_longitude",
                 "mask": mask,
                 "centre": [40.758, -73.9855],
+                "outside": "drop",
             }
         ],
         "budget": {"metric": {"epsilon": 0.04}},
         "output": {"report": False},
     }
     result = run(plan, tmp_path, rng=9)
-    released = pd.read_csv(tmp_path / "release.csv")
     from veil.datasets import load_nyc_taxi
 
     taxi = load_nyc_taxi()
-    changed = (released["pickup_latitude"] != taxi["pickup_latitude"]).mean()
+    assert result.released is not None
+    assert result.rows_out == len(taxi) - 15  # the trips at (0, 0) lie outside
+    kept = taxi.loc[result.released.index]
+    changed = (result.released["pickup_latitude"] != kept["pickup_latitude"]).mean()
     assert changed > 0.9
     steps = result.manifest["steps"]["pickup_latitude, pickup_longitude"]
     assert steps["step"] == mask["method"]
@@ -797,6 +861,7 @@ def test_keys_are_checked_before_the_input_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "k.key").write_text(secrets.token_hex(32), encoding="utf-8")
+    (tmp_path / "k.key").chmod(0o600)
     plan: dict[str, Any] = {
         "input": {"path": str(tmp_path / "absent.csv")},
         "columns": {
@@ -861,9 +926,12 @@ def test_the_result_gives_the_released_table(tmp_path: Path) -> None:
     result = run(plan, tmp_path / "pandas")
     assert result.release_format == "parquet"
     assert result.released is not None
-    pd.testing.assert_frame_equal(
-        result.read_release(), pd.read_parquet(tmp_path / "pandas" / "release.parquet")
-    )
+    # The rows in the file's order; in memory the index links each to its input row
+    # (for the custodian), the file itself carries no index.
+    on_file = pd.read_parquet(tmp_path / "pandas" / "release.parquet")
+    pd.testing.assert_frame_equal(result.read_release().reset_index(drop=True), on_file)
+    assert sorted(result.released.index) == list(range(32561))
+    assert list(on_file.index) == list(range(32561))
     streamed = run(plan, tmp_path / "dask", engine=DaskEngine("threads", npartitions=2))
     assert streamed.released is None  # streamed into the file, never held in memory
     assert len(streamed.read_release()) == 32561
@@ -908,7 +976,7 @@ def test_dask_anonymizes_the_adult_example_by_a_distributed_group_by(
     on_pandas = run(plan, tmp_path / "pandas", rng=3)
     _no_gathering(monkeypatch)
     on_dask = run(plan, tmp_path / "dask", rng=3, engine=DaskEngine("threads", npartitions=5))
-    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    a, b = on_pandas.custodian["anonymization"], on_dask.custodian["anonymization"]
     assert a["levels"] == b["levels"]
     assert a["suppressed"] == b["suppressed"] > 0
     assert a["metrics"] == pytest.approx(b["metrics"])
@@ -920,10 +988,10 @@ def test_dask_anonymizes_the_adult_example_by_a_distributed_group_by(
         _classes(released, qis),
     )
     assert released.groupby(qis[:3]).size().min() >= 5
-    execution = on_dask.manifest["execution"]
+    execution = on_dask.custodian["execution"]
     assert execution["steps"]["anonymization"].startswith("distributed: a group-by")
     assert execution["steps"]["age: laplace"] == "per partition"
-    assert on_pandas.manifest["execution"]["steps"]["anonymization"] == "in memory"
+    assert on_pandas.custodian["execution"]["steps"]["anonymization"] == "in memory"
 
 
 def _generated(tmp_path: Path) -> dict[str, Any]:
@@ -999,7 +1067,7 @@ def test_dask_anonymization_equals_pandas_on_a_generated_table(
     on_dask = run(
         plan, tmp_path / "dask", rng=6, engine=DaskEngine("threads", npartitions=7, batch=3)
     )
-    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    a, b = on_pandas.custodian["anonymization"], on_dask.custodian["anonymization"]
     assert a["levels"] == b["levels"]
     assert a["suppressed"] == b["suppressed"] > 0
     assert a["metrics"] == pytest.approx(b["metrics"])
@@ -1027,21 +1095,23 @@ def test_dask_report_is_built_from_a_sample_of_the_partitions(
     on_pandas = run(_no_report(plan), tmp_path / "pandas", rng=7)
     _no_gathering(monkeypatch)
     on_dask = run(plan, tmp_path / "dask", rng=7, engine=DaskEngine("threads", npartitions=8))
-    note = on_dask.manifest["execution"]["report"]
+    note = on_dask.custodian["execution"]["report"]
     # 8 000 of 32 561 records: 2 of the 8 partitions, the first and the last.
     assert note.startswith("a deterministic sample: 2 of 8 partitions, evenly spaced")
-    page = (tmp_path / "dask" / "report.html").read_text(encoding="utf-8")
+    assert on_dask.report_path is not None
+    assert on_dask.report_path.parent == on_dask.custodian_dir
+    page = on_dask.report_path.read_text(encoding="utf-8")
     assert f"Release report ({note})" in page
     assert re.search(r"accuracy (0\.\d+) (0\.\d+)", _section(page, "Machine-learning utility"))
     assert "not computed" not in _section(page, "Correlation loss").lower()
     # The manifest's risk covers every record, from class counts.
-    risk = on_dask.manifest["risk"]
+    risk = on_dask.custodian["risk"]
     assert risk["computed_on"] == "every record (distributed group-by)"
     assert risk["before"]["n_records"] == 32561
     assert risk["after"]["n_records"] == on_dask.rows_out
-    assert on_pandas.manifest["risk"] is None  # no report, no risk measure
+    assert on_pandas.custodian["risk"] is None  # no report, no risk measure
     with_report = run(plan, tmp_path / "pandas-report", rng=7)
-    assert with_report.manifest["risk"]["before"] == risk["before"]
+    assert with_report.custodian["risk"]["before"] == risk["before"]
 
 
 def test_dask_says_which_table_steps_it_gathers(tmp_path: Path) -> None:
@@ -1053,12 +1123,13 @@ def test_dask_says_which_table_steps_it_gathers(tmp_path: Path) -> None:
                 "lon": "pickup_longitude",
                 "mask": {"method": "cloak", "k": 5},
                 "centre": [40.758, -73.9855],
+                "outside": "drop",
             }
         ],
         "output": {"report": False},
     }
     result = run(plan, tmp_path, engine=DaskEngine("threads", npartitions=2))
-    note = result.manifest["execution"]["steps"]["pickup_latitude, pickup_longitude: cloak"]
+    note = result.custodian["execution"]["steps"]["pickup_latitude, pickup_longitude: cloak"]
     assert note.startswith("gathered in memory")
 
 
@@ -1068,7 +1139,7 @@ def test_dask_anonymization_on_worker_processes(tmp_path: Path) -> None:
     on_pandas = run(plan, tmp_path / "pandas", rng=5)
     engine = DaskEngine("local", npartitions=3, workers=2)
     on_dask = run(plan, tmp_path / "dask", rng=6, engine=engine)
-    a, b = on_pandas.manifest["anonymization"], on_dask.manifest["anonymization"]
+    a, b = on_pandas.custodian["anonymization"], on_dask.custodian["anonymization"]
     assert (a["levels"], a["suppressed"]) == (b["levels"], b["suppressed"])
     released = pd.read_csv(tmp_path / "dask" / "release.csv", dtype={"home": str})
     assert set(released["home"]) <= {"430*", "440*", "450*"}
@@ -1099,7 +1170,8 @@ def test_dask_report_pairs_records_of_partitions_with_repeated_labels(tmp_path: 
     )
     for engine in ("dask", "pandas"):
         result = run(plan, tmp_path / engine, rng=2, engine=engine)
-        page = (tmp_path / engine / "report.html").read_text(encoding="utf-8")
+        assert result.report_path is not None
+        page = result.report_path.read_text(encoding="utf-8")
         ml = _section(page, "Machine-learning utility")
         assert re.search(r"accuracy (0\.\d+) (0\.\d+)", ml)
         assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]
@@ -1204,9 +1276,8 @@ def test_the_plans_engine_section_chooses_the_engine_and_run_can_override_it(
             "engine": plan.engine.model_copy(update={"name": "dask", "scheduler": "threads"}),
         }
     )
-    run(plan, tmp_path / "plan", rng=4)
+    assert run(plan, tmp_path / "plan", rng=4).custodian["execution"]["engine"] == "dask"
     manifest = json.loads((tmp_path / "plan" / "manifest.json").read_text())
-    assert manifest["execution"]["engine"] == "dask"
-    run(plan, tmp_path / "override", rng=4, engine="pandas")
-    manifest = json.loads((tmp_path / "override" / "manifest.json").read_text())
-    assert manifest["execution"]["engine"] == "pandas"
+    assert manifest["engine"] == "dask"
+    overridden = run(plan, tmp_path / "override", rng=4, engine="pandas")
+    assert overridden.custodian["execution"]["engine"] == "pandas"

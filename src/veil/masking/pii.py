@@ -25,7 +25,7 @@ Two engines find the same entity types under the same names:
 Each distinct text is analysed once, whatever the number of rows or columns holding it.
 Digits of any script are read as ASCII digits (full-width ``４１１１``, Arabic-Indic ...):
 a text holding such digits is analysed, and if something is found in it returned, in
-NFKC with ASCII digits (:func:`veil.masking.digits.ascii_digits`).
+NFKC with ASCII digits (:func:`veil.masking.unicode_digits.ascii_digits`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import pandas as pd
 
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.frames import output_frame, record_masking
-from veil.masking.digits import ascii_digits
+from veil.masking.unicode_digits import ascii_digits
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import DataTypeError, ParameterError
-from veil.masking.digits import ascii_digits
+from veil.masking.unicode_digits import ascii_digits
 
 __all__ = ["mask_card", "mask_email", "mask_partial", "mask_phone", "redact"]
 
@@ -141,7 +141,7 @@ def mask_phone(values: Any, keep_last: int = 4, mask_char: str = "*") -> Any:
     ``"+1 (555) 123-4567"`` becomes ``"+* (***) ***-4567"``. A number with
     ``keep_last`` digits or fewer has all its digits masked. Digits of any script count
     (full-width ``５５５``, Arabic-Indic ...): a value holding such digits is returned in
-    NFKC with ASCII digits (:func:`veil.masking.digits.ascii_digits`).
+    NFKC with ASCII digits (:func:`veil.masking.unicode_digits.ascii_digits`).
 
     Examples
     --------
@@ -182,7 +182,7 @@ def mask_card(
     ``require_luhn=True`` masks only Luhn-valid runs. Text outside the runs is kept.
     Digits of any script count: ``"４１１１ １１１１ １１１１ １１１１"`` (full-width) is a
     card too, and a value holding such digits is returned in NFKC with ASCII digits
-    (:func:`veil.masking.digits.ascii_digits`).
+    (:func:`veil.masking.unicode_digits.ascii_digits`).
 
     Examples
     --------

@@ -17,7 +17,8 @@ release file, so a reader can check what it reads (:func:`verify_release`).
 
 Staging folders are named ``.veil-staging-<pid>-<token>``. A run removes its own on any
 error or cancellation, and at its start removes those left by runs whose process is no
-longer alive (a killed run).
+longer alive (a killed run). A folder that the run created and that holds nothing
+committed is removed again: a refused or failed run writes nothing.
 """
 
 from __future__ import annotations
@@ -90,9 +91,12 @@ class OutputSet:
         self._token = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
         self._staged: dict[Path, Path] = {}
         self._folders: list[Path] = []
+        self._created: list[Path] = []
+        self._committed = False
 
     def __enter__(self) -> OutputSet:
         for folder in (self.release_dir, self.custodian_dir):
+            self._created.extend(_missing_parents(folder))
             folder.mkdir(parents=True, exist_ok=True)
             remove_stale_staging(folder)
             staging = folder / self._token
@@ -104,10 +108,19 @@ class OutputSet:
         self.discard()
 
     def discard(self) -> None:
-        """Remove the staging folders (what was not committed is lost)."""
+        """Remove the staging folders (what was not committed is lost).
+
+        Before a commit, the folders this set created are removed too (deepest first),
+        as long as nothing else was put in them meanwhile.
+        """
         for staging in self._folders:
             shutil.rmtree(staging, ignore_errors=True)
         self._folders = []
+        if not self._committed:
+            for folder in sorted(self._created, key=lambda f: len(f.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only if empty
+        self._created = []
 
     def stage(self, name: str, *, custodian: bool = False) -> Path:
         """The staging path for file ``name`` of the release or the custodian folder."""
@@ -134,7 +147,18 @@ class OutputSet:
             os.chmod(staged, mode)
             os.replace(staged, target)
         self._staged = {}
+        self._committed = True
         self.discard()
+
+
+def _missing_parents(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet."""
+    missing: list[Path] = []
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    return missing
 
 
 def _inside(path: Path, folder: Path) -> bool:

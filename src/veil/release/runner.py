@@ -156,6 +156,10 @@ class RunResult:
     def read_release(self) -> pd.DataFrame:
         """The released table: :attr:`released`, or else the release file read back.
 
+        Rows come in the file's (shuffled) order. Held in memory, the index gives each
+        row's input label, the custodian's link back to the raw records; read from the
+        file, the index is a plain range (the file carries none).
+
         Raises
         ------
         PlanError

@@ -143,6 +143,7 @@ def _location_measures(
     ctx: _Context, lat: Hashable, lon: Hashable, generator: np.random.Generator
 ) -> str:
     from veil.geo.evaluate import evaluate
+    from veil.geo.projection import projection_at
 
     matched = ctx.matched()
     if matched is None:
@@ -160,11 +161,14 @@ def _location_measures(
     centre = (float(np.median(y0[complete])), float(np.median(x0[complete])))
     # One local projection in metres must hold every point: far outliers are left out.
     keep = complete & _within_region(y0, x0, centre)
+    # The projection only measures distances for this confidential report (nothing is
+    # masked with it): centred on the original points, it keeps them within 0.1 %.
     measures = evaluate(
         before[keep].reset_index(drop=True),
         after[keep].reset_index(drop=True),
         "lat",
         "lon",
+        projection=projection_at(*centre),
         rng=generator,
     ).summary()
     note = ""
