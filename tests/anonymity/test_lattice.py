@@ -50,3 +50,20 @@ def test_chain_climbs_through_unknown_nodes_by_priority() -> None:
     lattice.tag_feasible(lattice.index((1, 0)))
     path = [lattice.levels(i) for i in lattice.chain(0, priority)]
     assert path == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_tagged_blocks_are_exactly_the_up_and_down_sets() -> None:
+    # Tagging writes a block of the n-dimensional grid: it must be the order's up-set
+    # and down-set, node by node, on a lattice of uneven heights.
+    lattice = Lattice([2, 0, 3, 1])
+    for i in range(lattice.size):
+        node = lattice.nodes[i]
+        assert np.array_equal(lattice.up_set(i), np.all(lattice.nodes >= node, axis=1))
+        assert np.array_equal(lattice.down_set(i), np.all(lattice.nodes <= node, axis=1))
+        other = np.zeros(lattice.size, dtype=np.int8)
+        lattice.tag_feasible(i, other)
+        assert np.array_equal(other == FEASIBLE, lattice.up_set(i))
+        lattice.tag_infeasible(i, other)
+        assert np.array_equal(other == INFEASIBLE, lattice.down_set(i))
+        assert np.array_equal(other == FEASIBLE, lattice.up_set(i) & ~lattice.down_set(i))
+    assert not lattice.status.any()  # the lattice's own status was never touched

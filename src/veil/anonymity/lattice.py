@@ -5,7 +5,9 @@ A node picks one hierarchy level per quasi-identifier; node ``a`` is a predecess
 privacy models is an up-set of this order: a feasible node's successors are feasible
 and an infeasible node's predecessors are infeasible, so one evaluation settles
 whole regions of the lattice ("predictive tagging", Flash [1]_). The nodes are held
-as one integer array so that tagging a region is a single vectorized comparison.
+in lexicographic order, so a status array read as an n-dimensional grid (one axis per
+QI) holds an up-set or a down-set as one rectangular block: tagging a region is a
+single slice assignment, whatever the lattice's size.
 
 References
 ----------
@@ -48,7 +50,13 @@ class Lattice:
         self.strides = np.ones(len(radix), dtype=np.int64)
         for j in range(len(radix) - 2, -1, -1):
             self.strides[j] = self.strides[j + 1] * radix[j + 1]
-        grids = np.indices([int(r) for r in radix], dtype=np.int8)
+        self._shape = tuple(int(r) for r in radix)
+        # (QI, stride, height) per QI, as Python ints for the per-node loops.
+        self._steps = [
+            (j, int(s), int(h))
+            for j, (s, h) in enumerate(zip(self.strides, self.heights, strict=True))
+        ]
+        grids = np.indices(self._shape, dtype=np.int8)
         self.nodes = grids.reshape(len(radix), -1).T.copy()
         self.level_sum = self.nodes.sum(axis=1, dtype=np.int64)
         self.status = np.zeros(self.size, dtype=np.int8)
@@ -59,38 +67,49 @@ class Lattice:
 
     def levels(self, i: int) -> tuple[int, ...]:
         """The levels of node ``i``."""
-        return tuple(int(v) for v in self.nodes[i])
+        return tuple(self.nodes[i].tolist())
 
     def successors(self, i: int) -> list[int]:
         """Nodes one level coarser in one QI."""
-        node = self.nodes[i]
-        return [i + int(self.strides[j]) for j in np.flatnonzero(node < self.heights)]
+        node = self.nodes[i].tolist()
+        return [i + stride for j, stride, height in self._steps if node[j] < height]
 
     def predecessors(self, i: int) -> list[int]:
         """Nodes one level finer in one QI."""
-        node = self.nodes[i]
-        return [i - int(self.strides[j]) for j in np.flatnonzero(node > 0)]
+        node = self.nodes[i].tolist()
+        return [i - stride for j, stride, _ in self._steps if node[j] > 0]
 
     def up_set(self, i: int) -> _Bools:
         """Mask of ``i`` and every node coarser than it."""
-        mask: _Bools = np.all(self.nodes >= self.nodes[i], axis=1)
-        return mask
+        mask = np.zeros(self._shape, dtype=bool)
+        mask[self._block(i, up=True)] = True
+        return mask.reshape(-1)
 
     def down_set(self, i: int) -> _Bools:
         """Mask of ``i`` and every node finer than it."""
-        mask: _Bools = np.all(self.nodes <= self.nodes[i], axis=1)
-        return mask
+        mask = np.zeros(self._shape, dtype=bool)
+        mask[self._block(i, up=False)] = True
+        return mask.reshape(-1)
+
+    def _block(self, i: int, *, up: bool) -> tuple[slice, ...]:
+        """The up-set (or down-set) of node ``i`` as a block of the n-dimensional grid."""
+        node = self.nodes[i].tolist()
+        if up:
+            return tuple(slice(v, None) for v in node)
+        return tuple(slice(0, v + 1) for v in node)
 
     def tag_feasible(self, i: int, status: npt.NDArray[np.int8] | None = None) -> None:
         """Node ``i`` is feasible under monotone models: so is everything above it.
 
         ``status`` is another status array of the same nodes to tag instead.
         """
-        (self.status if status is None else status)[self.up_set(i)] = FEASIBLE
+        target = self.status if status is None else status
+        target.reshape(self._shape)[self._block(i, up=True)] = FEASIBLE
 
     def tag_infeasible(self, i: int, status: npt.NDArray[np.int8] | None = None) -> None:
         """Node ``i`` is infeasible under monotone models: so is everything below it."""
-        (self.status if status is None else status)[self.down_set(i)] = INFEASIBLE
+        target = self.status if status is None else status
+        target.reshape(self._shape)[self._block(i, up=False)] = INFEASIBLE
 
     def chain(
         self,
@@ -105,9 +124,17 @@ class Lattice:
         feasibility is monotone, so a binary search finds its lowest feasible node.
         """
         known = self.status if status is None else status
+        node = self.nodes[i].tolist()
         path = [i]
         while True:
-            candidates = [s for s in self.successors(path[-1]) if known[s] == UNKNOWN]
+            here = path[-1]
+            candidates = [
+                (float(priority[here + stride]), here + stride, j)
+                for j, stride, height in self._steps
+                if node[j] < height and known[here + stride] == UNKNOWN
+            ]
             if not candidates:
                 return path
-            path.append(min(candidates, key=lambda s: (priority[s], s)))
+            _, step, j = min(candidates)
+            node[j] += 1
+            path.append(step)

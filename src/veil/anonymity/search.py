@@ -220,11 +220,14 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
             else:
                 lo = mid + 1
 
-    for i in order:
-        i = int(i)
-        if bounds[i] > search.bound() or search.out_of_time():
+    status = lattice.status
+    bound_of = bounds.tolist()
+    for i in order.tolist():
+        if bound_of[i] > search.bound() or search.out_of_time():
             break
-        if lattice.status[i] == UNKNOWN and has_mono and mono[i] == UNKNOWN:
+        if status[i] == INFEASIBLE:
+            continue  # most of the visited nodes, tagged by an earlier evaluation
+        if status[i] == UNKNOWN and has_mono and mono[i] == UNKNOWN:
             binary_search(i)
         if lattice.status[i] == UNKNOWN and mono[i] != INFEASIBLE:
             settle(i)
@@ -248,30 +251,41 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
 def _lattice_table(
     problem: Problem, lattice: Lattice, search: _Search, known_value: dict[int, float]
 ) -> pd.DataFrame:
-    table = pd.DataFrame(lattice.nodes.astype(np.int64), columns=problem.qis)
-    feasible = pd.array(np.where(lattice.status == FEASIBLE, True, False), dtype="boolean")
-    feasible[lattice.status == UNKNOWN] = pd.NA
     suppressed = np.full(lattice.size, -1, dtype=np.int64)
     evaluated = np.zeros(lattice.size, dtype=bool)
+    feasible = lattice.status == FEASIBLE
+    decided = lattice.status != UNKNOWN
     values = np.full((lattice.size, len(_METRIC_COLUMNS)), math.nan)
-    for node, (count, ok, metrics) in search.seen.items():
-        i = lattice.index(node)
-        suppressed[i] = count
-        evaluated[i] = True
-        feasible[i] = ok
-        if metrics is not None:
-            values[i] = [metrics[m] for m in _METRIC_COLUMNS]
+    if search.seen:
+        seen = list(search.seen.items())
+        rows = np.array([node for node, _ in seen], dtype=np.int64) @ lattice.strides
+        suppressed[rows] = [count for _, (count, _, _) in seen]
+        evaluated[rows] = True
+        feasible[rows] = [ok for _, (_, ok, _) in seen]
+        decided[rows] = True
+        with_values = [
+            (i, m) for i, (_, (_, _, m)) in zip(rows.tolist(), seen, strict=True) if m is not None
+        ]
+        if with_values:
+            values[[i for i, _ in with_values]] = [
+                [m[name] for name in _METRIC_COLUMNS] for _, m in with_values
+            ]
     for i, value in known_value.items():
         suppressed[i] = 0
         values[i, _METRIC_COLUMNS.index(problem.metric)] = value
-    table["feasible"] = feasible
-    table["suppressed"] = pd.array(suppressed, dtype="Int64")
-    table.loc[suppressed < 0, "suppressed"] = pd.NA
-    table["evaluated"] = evaluated
-    for k, name in enumerate(_METRIC_COLUMNS):
-        table[name] = values[:, k]
+    # Rows by level sum (ties: lexicographic order of the levels).
     order = np.lexsort((np.arange(lattice.size), lattice.level_sum))
-    return table.iloc[order].reset_index(drop=True)
+    columns: dict[str, object] = {
+        q: lattice.nodes[order, j].astype(np.int64) for j, q in enumerate(problem.qis)
+    }
+    columns["feasible"] = pd.arrays.BooleanArray(feasible[order], ~decided[order])
+    columns["suppressed"] = pd.arrays.IntegerArray(
+        suppressed[order], suppressed[order] < 0
+    )
+    columns["evaluated"] = evaluated[order]
+    for k, name in enumerate(_METRIC_COLUMNS):
+        columns[name] = values[order, k]
+    return pd.DataFrame(columns)
 
 
 def _search_lazy(search: _Search) -> pd.DataFrame:
