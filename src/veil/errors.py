@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ColumnError",
     "DataTypeError",
+    "DisclosureRiskError",
     "DomainError",
     "MissingValueError",
     "ParameterError",
@@ -47,6 +48,18 @@ class DataTypeError(VeilError, ValueError, TypeError):
     It is both a ``ValueError`` (what trasgoDP raises for a wrong column type) and a
     ``TypeError``.
     """
+
+
+class DisclosureRiskError(VeilError):
+    """Columns meant to be released exactly would single people out (a refused release).
+
+    The exception carries the assessment that led to the refusal as ``details`` (or
+    ``None``), so that the caller can show every reading.
+    """
+
+    def __init__(self, message: str, details: object = None) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class PrivacyWarning(UserWarning):

@@ -32,9 +32,7 @@ DEPENDENT = pd.DataFrame(
     {"A": [1, 1, 2, 2], "B": ["a", "a", "b", "b"], "C": ["blue", "green", "red", "cyan"]}
 )
 # The table of piflib's CSF tutorial (docs/tutorials/tutorial_csf.ipynb).
-TUTORIAL = pd.DataFrame(
-    {"A": list("aaabbcccc"), "B": list("ghigghhhi")}
-)
+TUTORIAL = pd.DataFrame({"A": list("aaabbcccc"), "B": list("ghigghhhi")})
 
 
 @pytest.fixture(scope="module")
@@ -210,9 +208,7 @@ def test_accuracies_and_public_priors_match_piflib(piflib: ModuleType, seed: int
     table = _random_table(200 + seed, missing=False)
     last = len(table.columns) - 1
     prior = {"x": 0.2, "y": 0.3, "z": 0.4, "w": 0.1}  # w is never drawn
-    ours = assess_pif(
-        table, priors={"s": prior}, accuracies={table.columns[0]: 0.7, "s": 0.35}
-    )
+    ours = assess_pif(table, priors={"s": prior}, accuracies={table.columns[0]: 0.7, "s": 0.35})
     options = {"feature_priors": {last: prior}, "feature_accuracies": {0: 0.7, last: 0.35}}
     theirs = _piflib_all(piflib, table, **options)
     np.testing.assert_allclose(ours.csf.to_numpy(), theirs["csf"].to_numpy(), atol=1e-12)
@@ -250,9 +246,7 @@ def test_a_missing_value_is_its_own_category() -> None:
 
 
 def test_the_index_and_the_input_frame_are_kept() -> None:
-    df = pd.DataFrame(
-        {"a": [3, 1, 3, 2], "b": ["p", "q", "p", None]}, index=[10, 10, 5, 7]
-    )
+    df = pd.DataFrame({"a": [3, 1, 3, 2], "b": ["p", "q", "p", None]}, index=[10, 10, 5, 7])
     df.attrs["source"] = "test"
     before = df.copy(deep=True)
     result = assess_pif(df, for_publication=True)

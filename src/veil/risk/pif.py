@@ -277,9 +277,7 @@ def _edges(column: Hashable, spec: Sequence[float]) -> FloatArray:
     try:
         edges = np.asarray(list(spec), dtype=np.float64)
     except (TypeError, ValueError):
-        raise ParameterError(
-            f"bins[{column!r}]: edges must be numbers; got {spec!r}"
-        ) from None
+        raise ParameterError(f"bins[{column!r}]: edges must be numbers; got {spec!r}") from None
     if edges.ndim != 1 or edges.size < 2:
         raise ParameterError(f"bins[{column!r}]: give at least two edges; got {spec!r}")
     if np.isnan(edges).any() or not bool(np.all(np.diff(edges) > 0)):
@@ -350,7 +348,11 @@ def _encode(
     raw = _bin_codes(column, values, edges)
     codes, size = value_codes(pd.Index(raw))
     record = ColumnBins(
-        column, kind_binned, tuple(float(e) for e in edges), kind_binned == "quantile", size,
+        column,
+        kind_binned,
+        tuple(float(e) for e in edges),
+        kind_binned == "quantile",
+        size,
         n_missing,
     )
     labels = [*record.labels(), None]
@@ -614,9 +616,7 @@ def _result(
     cig_frame = pd.DataFrame(cig, index=df.index, columns=labels)
     wcig_frame = pd.DataFrame(cig * weights, index=df.index, columns=labels)
     quantiled = [r.column for r in records if r.kind == "quantile"]
-    dependent = [
-        f"quantile bins of {c!r} are computed from the records" for c in quantiled
-    ]
+    dependent = [f"quantile bins of {c!r} are computed from the records" for c in quantiled]
     dependent.extend(
         f"the prior of {c!r} is its marginal in the records" for c in cols if c not in priors
     )

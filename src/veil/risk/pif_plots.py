@@ -40,9 +40,7 @@ def _check_path(path: str | os.PathLike[str] | None) -> str | None:
         return None
     suffix = Path(os.fspath(path)).suffix.lower()
     if suffix not in _FORMATS:
-        raise ParameterError(
-            f"path: must end in {', '.join(_FORMATS)}; got {os.fspath(path)!r}"
-        )
+        raise ParameterError(f"path: must end in {', '.join(_FORMATS)}; got {os.fspath(path)!r}")
     return suffix[1:]
 
 
