@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import keys, release, toolkits
+from veil.cli import keys, pif, release, toolkits
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -62,6 +62,7 @@ app.command("anonymize")(toolkits.anonymize)
 app.command("ldp")(toolkits.ldp)
 app.command("mask")(toolkits.mask)
 app.command("geo")(toolkits.geo)
+app.command("pif")(pif.pif)
 app.command("release")(release.release)
 app.command("sweep")(release.sweep)
 app.command("report")(release.report)

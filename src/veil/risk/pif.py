@@ -267,9 +267,9 @@ def _spec_of(
     if pd.api.types.is_integer_dtype(series.dtype) or bool(np.all(finite == np.round(finite))):
         return "exact"
     raise ParameterError(
-        f"bins: column {column!r} holds non-integer numbers; give it public edges "
-        f"(bins={{{column!r}: [e0, e1, ...]}}), quantile bins ({{{column!r}: 5}}) or "
-        f"{{{column!r}: 'exact'}} (one category per distinct value)"
+        f"bins: column {column!r} holds non-integer numbers; give it public bin edges, a "
+        "number of quantile bins or 'exact' (one category per distinct value), or give "
+        "default bins for every such column"
     )
 
 
