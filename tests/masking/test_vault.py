@@ -113,6 +113,44 @@ def test_same_value_gets_same_token_across_calls_and_reopens(url: str) -> None:
     assert len(_rows(url)) == 3
 
 
+def test_large_batches_of_varied_values_round_trip(url: str) -> None:
+    """Thousands of values (PostgreSQL stages them by binary COPY) of every width."""
+    values = [f"{'ü' * (i % 7)}value-{i}" for i in range(2500)] + ["", "x" * 5000, "日本語"]
+    with Vault(url, KEY) as vault:
+        tokens = vault.tokenize(values, "ns")
+        again = vault.tokenize(values[::-1], "ns")
+        back = vault.detokenize(tokens, "ns")
+    assert back.tolist() == values
+    assert again.tolist() == tokens.tolist()[::-1]
+    assert len(set(tokens)) == len(values) == len(_rows(url))
+
+
+@pytest.mark.parametrize("known", [10, 1500])
+def test_values_stored_by_another_writer_meanwhile_keep_their_tokens(
+    url: str, known: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer whose look-up missed rows stored since (by another process) still
+    returns the stored tokens and stores only the values that are new."""
+    old = [f"old-{i}" for i in range(known)]
+    new = [f"new-{i}" for i in range(1200)]
+    with Vault(url, KEY) as vault:
+        stored = vault.tokenize(old, "ns")
+        real = Vault._tokens_for
+        calls: list[int] = []
+
+        def stale_first_look_up(self: Vault, conn: Any, namespace: str, indexes: Any) -> Any:
+            calls.append(len(indexes))
+            return {} if len(calls) == 1 else real(self, conn, namespace, indexes)
+
+        monkeypatch.setattr(Vault, "_tokens_for", stale_first_look_up)
+        tokens = vault.tokenize(old + new, "ns")
+        monkeypatch.undo()
+        assert calls[0] == known + len(new)  # the look-up that saw none of them
+        assert tokens[:known].tolist() == stored.tolist()
+        assert vault.detokenize(tokens, "ns").tolist() == old + new
+    assert len(set(tokens)) == len(_rows(url)) == known + len(new)
+
+
 def test_integral_floats_tokenize_like_integers(url: str) -> None:
     with Vault(url, KEY) as vault:
         as_float = vault.tokenize(pd.Series([1234.0, np.nan]), "id")

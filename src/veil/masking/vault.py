@@ -32,8 +32,9 @@ import hmac
 import os
 import re
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -47,6 +48,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from veil.errors import DataTypeError, ParameterError, VeilError
+from veil.masking._copy import copy_payload
 from veil.masking.keys import SecretKey, as_secret_key
 
 __all__ = ["TOKEN_PREFIX", "Vault", "VaultError"]
@@ -113,17 +115,35 @@ _meta = sa.Table(
 )
 
 
-_PG_LOOKUP = (
+# PostgreSQL: up to _PG_ARRAY_KEYS keys a look-up binds them as one array parameter;
+# more are staged by a binary COPY into a temporary table (the driver spends several
+# microseconds per array element, COPY a fraction of one per row).
+_PG_ARRAY_KEYS = 1_000
+_PG_TOKENS_BY_INDEX = (
     f"SELECT blind_index, token FROM {_tokens.name} "
-    f"WHERE namespace = %(namespace)s AND blind_index = ANY(%(indexes)s::bytea[])"
+    "WHERE namespace = %(namespace)s AND blind_index {match}"
 )
+_PG_ROWS_BY_TOKEN = (
+    f"SELECT token, namespace, nonce, ciphertext, key_version FROM {_tokens.name} "
+    "WHERE token {match}"
+)
+_PG_COPY_TOKENS = (
+    f"COPY {_tokens.name} (token, namespace, blind_index, nonce, key_version, ciphertext) "
+    "FROM STDIN (FORMAT BINARY)"
+)
+_UNIQUE_VIOLATION = "23505"
+_PG_STAGE_NEW = (
+    "CREATE TEMPORARY TABLE veil_new_tokens (token text NOT NULL, blind_index bytea NOT NULL, "
+    "nonce bytea NOT NULL, ciphertext bytea NOT NULL) ON COMMIT DROP"
+)
+# Inserted in blind-index order, one order for every writer, so that concurrent
+# transactions take their row locks in the same order and cannot deadlock.
 _PG_INSERT = (
     f"INSERT INTO {_tokens.name} "
-    f"(token, namespace, blind_index, ciphertext, nonce, key_version) "
-    f"SELECT t.token, %(namespace)s, t.blind_index, t.ciphertext, t.nonce, %(version)s "
-    f"FROM unnest(%(tokens)s::text[], %(indexes)s::bytea[], %(ciphertexts)s::bytea[], "
-    f"%(nonces)s::bytea[]) WITH ORDINALITY AS t(token, blind_index, ciphertext, nonce, n) "
-    f"ORDER BY t.n ON CONFLICT DO NOTHING"
+    "(token, namespace, blind_index, ciphertext, nonce, key_version) "
+    "SELECT token, %(namespace)s, blind_index, ciphertext, nonce, %(version)s "
+    "FROM veil_new_tokens ORDER BY blind_index ON CONFLICT DO NOTHING "
+    "RETURNING blind_index, token"
 )
 
 
@@ -231,6 +251,38 @@ def _check_namespace(namespace: Any) -> str:
 def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
+
+
+def _driver_cursor(conn: Connection) -> Any:
+    """A psycopg cursor in ``conn``'s transaction, for COPY and array parameters."""
+    return conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+
+
+def _pg_select_by(
+    conn: Connection,
+    query: str,
+    keys: Sequence[str] | Sequence[bytes],
+    key_type: str,
+    params: dict[str, Any],
+) -> Iterable[tuple[Any, ...]]:
+    """The rows of ``query`` whose key column is one of ``keys`` (PostgreSQL).
+
+    ``query`` has a ``{match}`` slot after the key column: ``= ANY(array)`` for a few
+    keys, else ``IN`` a temporary table filled by binary COPY.
+    """
+    cursor = _driver_cursor(conn)
+    if len(keys) <= _PG_ARRAY_KEYS:
+        match = f"= ANY(%(keys)s::{key_type}[])"
+        found = cursor.execute(query.format(match=match), {**params, "keys": list(keys)})
+        return found.fetchall()  # type: ignore[no-any-return]
+    cursor.execute(f"CREATE TEMPORARY TABLE veil_keys (key {key_type} NOT NULL) ON COMMIT DROP")
+    encoding = cursor.connection.info.encoding
+    encoded = [k.encode(encoding) if isinstance(k, str) else k for k in keys]
+    with cursor.copy("COPY veil_keys FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(copy_payload([encoded]))
+    rows = cursor.execute(query.format(match="IN (SELECT key FROM veil_keys)"), params).fetchall()
+    cursor.execute("DROP TABLE veil_keys")
+    return rows  # type: ignore[no-any-return]
 
 
 def _aligned(
@@ -346,6 +398,10 @@ class Vault:
             # read first would not be in it: let _connect issue BEGIN itself.
             sa.event.listen(self._engine, "connect", _driver_autocommit)
         self._insert = sqlite.insert if backend == "sqlite" else postgresql.insert
+        # PostgreSQL's bulk paths use the driver's cursor, whose errors SQLAlchemy does
+        # not wrap.
+        self._driver_error: type[Exception] = self._engine.dialect.loaded_dbapi.Error
+        self._database_errors = (sa.exc.SQLAlchemyError, self._driver_error)
         try:
             self._keys = self._open()
         except BaseException:
@@ -384,7 +440,7 @@ class Vault:
                         # statement in its own transaction).
                         conn.exec_driver_sql("BEGIN")
                     yield conn
-        except sa.exc.SQLAlchemyError as exc:
+        except self._database_errors as exc:
             raise VaultError(
                 f"vault database {self._where!r}: operation failed "
                 f"({type(getattr(exc, 'orig', None) or exc).__name__})"
@@ -538,9 +594,9 @@ class Vault:
         if not indexes:
             return {}
         if not self._sqlite:
-            # One statement with one bytea[] parameter: binding thousands of scalar
-            # parameters costs more in the driver than the look-up costs in the server.
-            rows = conn.exec_driver_sql(_PG_LOOKUP, {"namespace": namespace, "indexes": indexes})
+            rows = _pg_select_by(
+                conn, _PG_TOKENS_BY_INDEX, indexes, "bytea", {"namespace": namespace}
+            )
             return {bytes(index): token for index, token in rows}
         found: dict[bytes, str] = {}
         query = sa.select(_tokens.c.blind_index, _tokens.c.token).where(
@@ -557,45 +613,85 @@ class Vault:
         keys = self._keys
         tokens = _new_tokens(len(texts))
         ciphertexts, nonces = keys.encrypt(texts, tokens, namespace)
-        # One order for every writer, so that concurrent PostgreSQL transactions take
-        # their row locks in the same order and cannot deadlock.
-        order = sorted(range(len(texts)), key=indexes.__getitem__)
         with self._connect(write=True) as conn:
             self._require_current(conn, lock="share")
-            if self._sqlite:
-                rows = [
-                    {
-                        "token": tokens[i],
-                        "namespace": namespace,
-                        "blind_index": indexes[i],
-                        "ciphertext": ciphertexts[i],
-                        "nonce": nonces[i],
-                        "key_version": keys.version,
-                    }
-                    for i in order
-                ]
-                for start in range(0, len(rows), 10 * _CHUNK):
-                    conn.execute(
-                        self._insert(_tokens).on_conflict_do_nothing(),
-                        rows[start : start + 10 * _CHUNK],
-                    )
-            else:
-                # One INSERT ... SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING: four
-                # array parameters instead of a statement (or parameter set) per row.
-                conn.exec_driver_sql(
-                    _PG_INSERT,
-                    {
-                        "namespace": namespace,
-                        "version": keys.version,
-                        "tokens": [tokens[i] for i in order],
-                        "indexes": [indexes[i] for i in order],
-                        "ciphertexts": [ciphertexts[i] for i in order],
-                        "nonces": [nonces[i] for i in order],
-                    },
+            if not self._sqlite:
+                return self._pg_insert(conn, namespace, tokens, indexes, ciphertexts, nonces)
+            # One order for every writer, as on PostgreSQL (see _PG_INSERT).
+            order = sorted(range(len(texts)), key=indexes.__getitem__)
+            rows = [
+                {
+                    "token": tokens[i],
+                    "namespace": namespace,
+                    "blind_index": indexes[i],
+                    "ciphertext": ciphertexts[i],
+                    "nonce": nonces[i],
+                    "key_version": keys.version,
+                }
+                for i in order
+            ]
+            for start in range(0, len(rows), 10 * _CHUNK):
+                conn.execute(
+                    self._insert(_tokens).on_conflict_do_nothing(),
+                    rows[start : start + 10 * _CHUNK],
                 )
             # Re-select: a concurrent writer may have stored the same value first, and
             # its token is the one every caller must get.
             return self._tokens_for(conn, namespace, indexes)
+
+    def _pg_insert(
+        self,
+        conn: Connection,
+        namespace: str,
+        tokens: list[str],
+        indexes: list[bytes],
+        ciphertexts: list[bytes],
+        nonces: list[bytes],
+    ) -> dict[bytes, str]:
+        """Store new rows by binary COPY; return the token each blind index holds.
+
+        The rows go straight into the table under a savepoint. If another writer stored
+        one of the values first (a unique violation), the savepoint is rolled back and
+        the rows are staged in a temporary table and inserted with ``ON CONFLICT DO
+        NOTHING``; the values skipped are looked up, so every caller gets the stored
+        token. Either way the rows go in blind-index order (see ``_PG_INSERT``).
+        """
+        order = sorted(range(len(tokens)), key=indexes.__getitem__)
+        token_bytes = [tokens[i].encode("ascii") for i in order]
+        index_column = [indexes[i] for i in order]
+        nonce_column = [nonces[i] for i in order]
+        cipher_column = [ciphertexts[i] for i in order]
+        cursor = _driver_cursor(conn)
+        payload = copy_payload(
+            [
+                token_bytes,
+                [namespace.encode(cursor.connection.info.encoding)] * len(order),
+                index_column,
+                nonce_column,
+                [self._keys.version.to_bytes(4, "big", signed=True)] * len(order),
+                cipher_column,
+            ]
+        )
+        cursor.execute("SAVEPOINT veil_copy")
+        try:
+            with cursor.copy(_PG_COPY_TOKENS) as copy:
+                copy.write(payload)
+        except self._driver_error as exc:
+            if getattr(exc, "sqlstate", None) != _UNIQUE_VIOLATION:
+                raise
+            cursor.execute("ROLLBACK TO SAVEPOINT veil_copy")
+        else:
+            cursor.execute("RELEASE SAVEPOINT veil_copy")
+            return dict(zip(indexes, tokens, strict=True))
+        cursor.execute(_PG_STAGE_NEW)
+        with cursor.copy("COPY veil_new_tokens FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(copy_payload([token_bytes, index_column, nonce_column, cipher_column]))
+        params = {"namespace": namespace, "version": self._keys.version}
+        found = {bytes(index): token for index, token in cursor.execute(_PG_INSERT, params)}
+        cursor.execute("DROP TABLE veil_new_tokens")
+        skipped = [index for index in indexes if index not in found]
+        found.update(self._tokens_for(conn, namespace, skipped))
+        return found
 
     def detokenize(self, tokens: Any, namespace: str) -> Any:
         """The values behind ``tokens``, decrypted and authenticated.
@@ -638,12 +734,17 @@ class Vault:
         )
         with self._connect(write=False) as conn:
             self._require_current(conn)
-            for chunk in _chunks(wanted):
-                for token, stored_namespace, nonce, ciphertext, version in conn.execute(
-                    query.where(_tokens.c.token.in_(chunk))
-                ):
-                    if stored_namespace == namespace:
-                        rows[token] = (bytes(nonce), bytes(ciphertext), int(version))
+            stored: Iterable[tuple[Any, ...]]
+            if self._sqlite:
+                stored = chain.from_iterable(
+                    conn.execute(query.where(_tokens.c.token.in_(chunk)))
+                    for chunk in _chunks(wanted)
+                )
+            else:
+                stored = _pg_select_by(conn, _PG_ROWS_BY_TOKEN, wanted, "text", {})
+            for token, stored_namespace, nonce, ciphertext, version in stored:
+                if stored_namespace == namespace:
+                    rows[token] = (bytes(nonce), bytes(ciphertext), int(version))
         unknown = [t for t in wanted if t not in rows]
         if unknown:
             raise ParameterError(_unknown_tokens_message(unknown, len(wanted), namespace))
