@@ -424,33 +424,50 @@ def _accuracy(column: Hashable, accuracies: Mapping[Hashable, float]) -> float:
 # ------------------------------------------------------------------------ the measures
 
 
-def _dense_pair(a: IntArray, b: IntArray, size_b: int) -> tuple[IntArray, IntArray]:
-    """Dense ids of the pairs ``(a, b)`` and each id's combined key ``a * size_b + b``."""
-    codes, uniques = pd.factorize(a * size_b + b)
-    return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=np.int64)
+_Ids = tuple[IntArray, int]
+"""Dense ids ``0 .. k-1`` of the rows (every id used) and ``k``."""
 
 
-def _cohorts(codes: list[IntArray], sizes: list[int], n: int) -> list[tuple[IntArray, int]]:
-    """Cohort ids of every column: records equal on all the *other* columns.
+def _dense_pair(a: _Ids, b: _Ids) -> _Ids:
+    """Dense ids of the rows' pairs ``(a, b)``.
+
+    Rows already all distinct on one side stay so: that side is the answer, with no
+    hashing (on wide tables most prefixes are). A small key range uses a presence table,
+    a large one pandas' hash table.
+    """
+    (left, k_left), (right, k_right) = a, b
+    n = left.size
+    if k_left == n or k_right == 1:
+        return a
+    if k_right == n or k_left == 1:
+        return b
+    key = left * k_right + right
+    span = k_left * k_right
+    if span <= 4 * n + 4096:
+        seen = np.zeros(span, dtype=bool)
+        seen[key] = True
+        dense = np.cumsum(seen, dtype=np.int64) - 1
+        return dense[key], int(dense[-1]) + 1
+    codes, uniques = pd.factorize(key)
+    return codes.astype(np.int64, copy=False), len(uniques)
+
+
+def _cohorts(columns: list[_Ids], n: int) -> tuple[list[_Ids], _Ids]:
+    """Cohort ids of every column (records equal on all the *other* columns) and the
+    row classes (records equal on every column).
 
     Prefix and suffix class ids make this ``O(m n)`` instead of ``O(m^2 n)``.
     """
-    m = len(codes)
-    prefix: list[tuple[IntArray, int]] = [(np.zeros(n, dtype=np.int64), 1)]
-    for j in range(m - 1):
-        ids, keys = _dense_pair(prefix[-1][0], codes[j], sizes[j])
-        prefix.append((ids, keys.size))
-    suffix: list[tuple[IntArray, int]] = [(np.zeros(n, dtype=np.int64), 1)]
-    for j in range(m - 1, 0, -1):
-        ids, keys = _dense_pair(suffix[-1][0], codes[j], sizes[j])
-        suffix.append((ids, keys.size))
-    suffix.reverse()  # suffix[j]: the columns after j
-    out = []
+    m = len(columns)
+    none: _Ids = (np.zeros(n, dtype=np.int64), 1)
+    prefix = [none]
     for j in range(m):
-        (left, _), (right, k_right) = prefix[j], suffix[j]
-        ids, keys = _dense_pair(left, right, k_right)
-        out.append((ids, keys.size))
-    return out
+        prefix.append(_dense_pair(prefix[-1], columns[j]))
+    suffix = [none]
+    for j in range(m - 1, 0, -1):
+        suffix.append(_dense_pair(suffix[-1], columns[j]))
+    suffix.reverse()  # suffix[j]: the columns after j
+    return [_dense_pair(prefix[j], suffix[j]) for j in range(m)], prefix[m]
 
 
 def _entropy(counts: FloatArray, n: int) -> float:
@@ -460,32 +477,35 @@ def _entropy(counts: FloatArray, n: int) -> float:
 
 def _column_measures(
     x: IntArray,
-    k_x: int,
     cohort: IntArray,
+    rows: tuple[IntArray, FloatArray, IntArray],
     prior: FloatArray,
     prior_total: float,
     accuracy: float,
-) -> tuple[FloatArray, FloatArray]:
-    """CSF and CIG of every cell of one column."""
-    pair, keys = _dense_pair(cohort, x, k_x)
-    n_pair = np.bincount(pair).astype(np.float64)
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """CSF and CIG of every cell of one column, and the cohort sizes.
+
+    ``rows`` is the row class of every record (records equal on *all* the columns), the
+    size of each class and one record of each. A class is one (cohort, value) pair, so
+    the posterior of a cell is its class size over its cohort size.
+    """
+    row_class, class_size, representative = rows
     n_cohort = np.bincount(cohort).astype(np.float64)
-    pair_cohort = keys // k_x
-    pair_value = keys % k_x
-    posterior = n_pair / n_cohort[pair_cohort]
-    q = prior[pair_value]
-    csf_pair = accuracy * np.abs(posterior - q)
+    class_cohort = cohort[representative]
+    posterior = class_size / n_cohort[class_cohort]
+    q = prior[x[representative]]
+    csf_class = accuracy * np.abs(posterior - q)
     mixed = accuracy * posterior + (1.0 - accuracy) * q
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(mixed > 0, mixed * np.log2(mixed / q), 0.0)
-    kl = np.bincount(pair_cohort, weights=terms, minlength=n_cohort.size)
+    kl = np.bincount(class_cohort, weights=terms, minlength=n_cohort.size)
     if accuracy < 1.0:
         # Prior categories absent from a cohort keep (1 - a) of their prior mass.
-        seen = np.bincount(pair_cohort, weights=q, minlength=n_cohort.size)
+        seen = np.bincount(class_cohort, weights=q, minlength=n_cohort.size)
         unseen = np.clip(prior_total - seen, 0.0, None)
         kl = kl + unseen * (1.0 - accuracy) * math.log2(1.0 - accuracy)
-    cig_pair = kl[pair_cohort]
-    return csf_pair[pair], np.maximum(cig_pair[pair], 0.0)
+    cig_class = np.maximum(kl[class_cohort], 0.0)
+    return csf_class[row_class], cig_class[row_class], n_cohort
 
 
 def assess_pif(
@@ -578,21 +598,24 @@ def assess_pif(
         records.append(record)
         prior_list.append(_prior(column, column_codes, categories, priors.get(column)))
     acc = {c: _accuracy(c, accuracies) for c in cols}
-    cohorts = _cohorts(codes, sizes, n)
+    cohorts, (row_class, _) = _cohorts(list(zip(codes, sizes, strict=True)), n)
 
-    csf = np.empty((n, len(cols)), dtype=np.float64)
-    cig = np.empty((n, len(cols)), dtype=np.float64)
+    csf = np.empty((n, len(cols)), dtype=np.float64, order="F")
+    cig = np.empty((n, len(cols)), dtype=np.float64, order="F")
     entropy = np.empty((len(cols), 2), dtype=np.float64)
-    all_ids, _ = _dense_pair(cohorts[0][0], codes[0], sizes[0])
-    h_all = _entropy(np.bincount(all_ids).astype(np.float64), n)
+    class_size = np.bincount(row_class).astype(np.float64)
+    representative = np.empty(class_size.size, dtype=np.int64)
+    representative[row_class] = np.arange(n, dtype=np.int64)
+    rows = (row_class, class_size, representative)
+    h_all = _entropy(class_size, n)
     for j, column in enumerate(cols):
         cohort, _ = cohorts[j]
         prior, total = prior_list[j]
-        csf[:, j], cig[:, j] = _column_measures(
-            codes[j], sizes[j], cohort, prior, total, acc[column]
+        csf[:, j], cig[:, j], n_cohort = _column_measures(
+            codes[j], cohort, rows, prior, total, acc[column]
         )
         h_x = _entropy(np.bincount(codes[j]).astype(np.float64), n)
-        h_rest = _entropy(np.bincount(cohort).astype(np.float64), n)
+        h_rest = _entropy(n_cohort, n)
         entropy[j] = (h_x, max(h_all - h_rest, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         weights = np.where(entropy[:, 0] > 0, entropy[:, 1] / entropy[:, 0], 0.0)
@@ -612,9 +635,9 @@ def _result(
     for_publication: bool,
 ) -> PifAssessment:
     labels = pd.Index(cols, dtype=object)
-    csf_frame = pd.DataFrame(csf, index=df.index, columns=labels)
-    cig_frame = pd.DataFrame(cig, index=df.index, columns=labels)
-    wcig_frame = pd.DataFrame(cig * weights, index=df.index, columns=labels)
+    csf_frame = pd.DataFrame(csf, index=df.index, columns=labels, copy=False)
+    cig_frame = pd.DataFrame(cig, index=df.index, columns=labels, copy=False)
+    wcig_frame = pd.DataFrame(cig * weights, index=df.index, columns=labels, copy=False)
     quantiled = [r.column for r in records if r.kind == "quantile"]
     dependent = [f"quantile bins of {c!r} are computed from the records" for c in quantiled]
     dependent.extend(
