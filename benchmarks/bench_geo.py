@@ -10,14 +10,27 @@ longitude -73.98 +- 0.05, uniform, from ``numpy.random.Generator(PCG64(seed))``)
 * ``planar laplace (loop)``: a Python loop calling a per-point function (draw an angle
   and a Gamma(2, 1/eps) radius, convert metres to degrees on a sphere) against
   ``veil.geo.planar_laplace`` (projection included);
+* ``planar laplace (textbook, <method>)``: the textbook vectorized NumPy version (uniform
+  angle, Gamma(2, 1/eps) radius, metres to degrees by the equirectangular approximation
+  on a sphere of 6,371,008.8 m) against ``veil.geo.planar_laplace`` with the public
+  centre's projection, ``stereographic`` (NumPy), ``aeqd`` and ``utm`` (PROJ);
 * ``planar laplace (trasgoDP)``: ``trasgodp.geoindis.metric_privacy`` against
   ``veil.geo.planar_laplace``;
 * ``donut (MaskMyPy)``: ``maskmypy.donut`` on a GeoDataFrame projected to UTM 18N and
   back (the projection is timed, as veil's is) against ``veil.geo.donut``.
 
-Both sides run in this process on the same frame. Figures: best wall time of
-``--repeats`` runs (one run when a call takes over 5 s), the ratio baseline / veil,
-and the peak of Python allocations (``tracemalloc``) in a separate traced run.
+Both sides run in this process on the same frame; every veil call gets the public
+projection of the frame's centre (``projection_at(40.75, -73.98, method=...)``,
+stereographic unless the case names another). Figures: best wall time of ``--repeats``
+runs (one run when a call takes over 5 s), the ratio baseline / veil, and the peak of
+Python allocations (``tracemalloc``) in a separate traced run.
+
+Accuracy: on ``--accuracy-points`` points spread uniformly over a disc of
+``--accuracy-radius-km`` around the centre, each planar Laplace version runs with a
+seeded generator, the radius it drew is drawn again from the same seed, and the length
+each point actually moved along the WGS 84 ellipsoid (``pyproj.Geod.inv``) is compared
+with it: the table gives the largest and the 99.9th percentile of
+``|geodesic / radius - 1|`` (goal: within 0.1 %).
 
     python benchmarks/bench_geo.py --points 1e4,1e5,1e6
     python benchmarks/bench_geo.py --points 1e6 --quadtree-cap 1e4 --json geo.json
@@ -48,6 +61,10 @@ DONUT_M = (100.0, 500.0)
 EARTH_RADIUS_M = 6_371_008.8
 SLOW_SECONDS = 5.0
 TARGETS = {"cloak": 10.0, "planar laplace": 0.5, "donut": 0.5}  # seconds at 1M points
+CENTRE = (40.75, -73.98)  # the public centre of the generated points
+# veil at most this many times the textbook NumPy version, at 1M points.
+TEXTBOOK_TARGET = 2.0
+ACCURACY_TARGET = 1e-3  # |geodesic displacement / drawn radius - 1|
 
 
 @dataclass
@@ -114,6 +131,22 @@ def _laplace_point(
     return lat + dlat, lon + dlon
 
 
+def planar_laplace_textbook(
+    df: pd.DataFrame, epsilon: float, rng: np.random.Generator | None = None
+) -> pd.DataFrame:
+    """The textbook vectorized version: angle, Gamma radius, equirectangular degrees."""
+    rng = np.random.default_rng() if rng is None else rng
+    lat = df["lat"].to_numpy()
+    lon = df["lon"].to_numpy()
+    theta = rng.random(lat.size) * (2 * math.pi)
+    radius = rng.gamma(2.0, 1.0 / epsilon, lat.size)
+    dlat = np.degrees(radius * np.cos(theta) / EARTH_RADIUS_M)
+    dlon = np.degrees(radius * np.sin(theta) / (EARTH_RADIUS_M * np.cos(np.radians(lat))))
+    out = df.copy()
+    out["lat"], out["lon"] = lat + dlat, lon + dlon
+    return out
+
+
 def planar_laplace_loop(df: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     rng = np.random.default_rng()
     pairs = [
@@ -139,6 +172,17 @@ def maskmypy_donut(df: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
 
 
 # --- measurement ----------------------------------------------------------------------------
+
+
+def quiet(call: Callable[[], Any], category: type[Warning]) -> Callable[[], Any]:
+    """``call`` with warnings of ``category`` silenced."""
+
+    def run() -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category)
+            return call()
+
+    return run
 
 
 def timed(call: Callable[[], Any], repeats: int) -> float:
@@ -184,9 +228,11 @@ def measure(
 
 def cases(n: int, args: argparse.Namespace) -> list[Row]:
     import veil.geo
+    from veil.errors import PrivacyLeakWarning
 
     df = make_points(n, args.seed)
     rows: list[Row] = []
+    public = veil.geo.projection_at(*CENTRE, method="stereographic")
 
     try:
         from veil.geo.cloak import cloak
@@ -198,13 +244,18 @@ def cases(n: int, args: argparse.Namespace) -> list[Row]:
         quad = lambda: quadtree_cloak_per_point(df, args.k)  # noqa: E731
     else:
         row.note = f"baseline skipped above --quadtree-cap {args.quadtree_cap:g}"
-    ours = None if cloak is None else (lambda: cloak(df, "lat", "lon", args.k))
+    # Like the baseline, veil's quadtree root comes from the data here (it warns so).
+    ours = (
+        None
+        if cloak is None
+        else quiet(lambda: cloak(df, "lat", "lon", args.k, projection=public), PrivacyLeakWarning)
+    )
     if cloak is None:
         row.note = (row.note + "; " if row.note else "") + "veil.geo.cloak absent"
     rows.append(measure(row, quad, ours, args))
 
-    def veil_laplace() -> Any:
-        return veil.geo.planar_laplace(df, "lat", "lon", EPSILON)
+    def veil_laplace(projection: Any = public) -> Any:
+        return veil.geo.planar_laplace(df, "lat", "lon", EPSILON, projection=projection)
 
     row = Row("planar laplace (loop)", n)
     loop = None
@@ -213,6 +264,18 @@ def cases(n: int, args: argparse.Namespace) -> list[Row]:
     else:
         row.note = f"baseline skipped above --loop-cap {args.loop_cap:g}"
     rows.append(measure(row, loop, veil_laplace, args))
+
+    for method in ("stereographic", "aeqd", "utm"):
+        projection = veil.geo.projection_at(*CENTRE, method=method)  # type: ignore[arg-type]
+        row = Row(f"planar laplace (textbook, {method})", n)
+        rows.append(
+            measure(
+                row,
+                lambda: planar_laplace_textbook(df, EPSILON),
+                lambda projection=projection: veil_laplace(projection),
+                args,
+            )
+        )
 
     row = Row("planar laplace (trasgoDP)", n)
     try:
@@ -238,8 +301,80 @@ def cases(n: int, args: argparse.Namespace) -> list[Row]:
             row.note = f"MaskMyPy skipped above --maskmypy-cap {args.maskmypy_cap:g}"
     except ImportError as exc:
         peer, row.note = None, f"maskmypy not importable ({exc})"
-    rows.append(measure(row, peer, lambda: veil.geo.donut(df, "lat", "lon", *DONUT_M), args))
+    rows.append(
+        measure(
+            row,
+            peer,
+            lambda: veil.geo.donut(df, "lat", "lon", *DONUT_M, projection=public),
+            args,
+        )
+    )
     return rows
+
+
+# --- accuracy -------------------------------------------------------------------------------
+
+
+def disc_points(n: int, radius_m: float, seed: int) -> pd.DataFrame:
+    """``n`` points uniform over a disc of ``radius_m`` around the centre (geodesic)."""
+    import pyproj
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    lon, lat, _ = pyproj.Geod(ellps="WGS84").fwd(
+        np.full(n, CENTRE[1]),
+        np.full(n, CENTRE[0]),
+        rng.uniform(0.0, 360.0, n),
+        radius_m * np.sqrt(rng.uniform(0.0, 1.0, n)),
+    )
+    return pd.DataFrame({"lat": np.asarray(lat), "lon": np.asarray(lon)})
+
+
+def displacement_errors(df: pd.DataFrame, out: pd.DataFrame, radius: np.ndarray) -> np.ndarray:
+    """``|geodesic length of each move / drawn radius - 1|`` on the WGS 84 ellipsoid."""
+    import pyproj
+
+    _, _, moved = pyproj.Geod(ellps="WGS84").inv(
+        df["lon"].to_numpy(), df["lat"].to_numpy(), out["lon"].to_numpy(), out["lat"].to_numpy()
+    )
+    return np.asarray(np.abs(np.asarray(moved) / radius - 1.0))
+
+
+def accuracy(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each version's displacement error over the disc, from seeded draws replayed."""
+    import veil.geo
+    from veil.mechanisms import PlanarLaplace
+
+    n, radius_m = int(args.accuracy_points), args.accuracy_radius_km * 1000.0
+    df = disc_points(n, radius_m, args.seed)
+    seed = args.seed + 1
+
+    def replay() -> np.random.Generator:
+        return np.random.Generator(np.random.PCG64(seed))
+
+    textbook = planar_laplace_textbook(df, EPSILON, replay())
+    draw = replay()
+    draw.random(n)  # the textbook draws the angles first, then the radii
+    results = [("textbook (sphere, equirectangular)", textbook, draw.gamma(2.0, 1 / EPSILON, n))]
+    for method in ("stereographic", "aeqd"):
+        projection = veil.geo.projection_at(*CENTRE, method=method)  # type: ignore[arg-type]
+        out = veil.geo.planar_laplace(
+            df, "lat", "lon", EPSILON, projection=projection, rng=replay()
+        )
+        _, _, radius = PlanarLaplace(EPSILON).sample(n, replay())
+        results.append((f"veil {method}", out, radius))
+    table = []
+    for name, out, radius in results:
+        errors = displacement_errors(df, out, radius)
+        table.append(
+            {
+                "version": name,
+                "points": n,
+                "disc_km": args.accuracy_radius_km,
+                "max": float(errors.max()),
+                "p99.9": float(np.quantile(errors, 0.999)),
+            }
+        )
+    return table
 
 
 # --- output ---------------------------------------------------------------------------------
@@ -281,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace-limit", type=float, default=30.0, help="no tracing above S s")
     parser.add_argument("--no-trace", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--accuracy-points", type=float, default=2e5, help="0: no check")
+    parser.add_argument("--accuracy-radius-km", type=float, default=350.0)
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
 
@@ -297,6 +434,29 @@ def main(argv: list[str] | None = None) -> int:
             target = next(t for key, t in TARGETS.items() if row.case.startswith(key))
             verdict = "meets" if row.veil_s <= target else "MISSES"
             print(f"  {row.case}: {row.veil_s:.3f} s, target {target:g} s: {verdict}")
+            if row.case.startswith("planar laplace (textbook") and row.ratio is not None:
+                times = 1.0 / row.ratio
+                verdict = "meets" if times <= TEXTBOOK_TARGET else "MISSES"
+                print(
+                    f"    {times:.2f}x the textbook version, target {TEXTBOOK_TARGET:g}x: {verdict}"
+                )
+
+    checked: list[dict[str, Any]] = []
+    if args.accuracy_points > 0:
+        checked = accuracy(args)
+        print(
+            f"\nDisplacement along the ellipsoid against the drawn radius "
+            f"({int(args.accuracy_points):,} points within {args.accuracy_radius_km:g} km of "
+            f"the centre, epsilon {EPSILON:g}):"
+        )
+        print("| version | max error | 99.9th percentile | within 0.1 % |")
+        print("|---|---|---|---|")
+        for entry in checked:
+            verdict = "yes" if entry["max"] <= ACCURACY_TARGET else "no"
+            print(
+                f"| {entry['version']} | {100 * entry['max']:.4f} % | "
+                f"{100 * entry['p99.9']:.4f} % | {verdict} |"
+            )
 
     if args.json:
         versions = {"python": platform.python_version(), "numpy": np.__version__}
@@ -308,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
             "settings": vars(args),
             "versions": versions,
             "rows": [asdict(r) | {"ratio": r.ratio} for r in rows],
+            "accuracy": checked,
         }
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(payload, handle, indent=2)

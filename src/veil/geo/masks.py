@@ -76,7 +76,10 @@ def planar_laplace(
         default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
         from the records, which makes every masked location depend on the others: a
         :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
-        ``attrs["veil.leaks"]`` records it.
+        ``attrs["veil.leaks"]`` records it. For large data, ``projection_at(lat, lon,
+        method="stereographic")`` is evaluated in NumPy, several times faster than
+        PROJ's AEQD and UTM transforms (within 0.1 % of geodesic distances up to
+        400 km from the centre).
     outside : {"error", "drop"}, default "error"
         Records beyond the region where the projection keeps distances within 0.1 %
         (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central
@@ -103,8 +106,9 @@ def planar_laplace(
     step = None if grid_m is None else check_metres(grid_m, "grid_m")
     points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
     mechanism = PlanarLaplace(eps)
-    east, north, _ = mechanism.sample(points.x.size, resolve_rng(rng, stacklevel=3))
-    x, y = points.x + east, points.y + north
+    x, y, _ = mechanism.sample(points.x.size, resolve_rng(rng, stacklevel=3))
+    x += points.x  # the displacement east and north, moved to each point
+    y += points.y
     if truncate_to is not None:
         x, y = _truncate(x, y, truncate_to, points.projection)
     if step is not None:

@@ -58,6 +58,17 @@ class PlanarLaplace:
         east, north, radius : numpy.ndarray
             Displacement east and north in metres, and its length ``r``.
         """
-        theta = rng.random(size) * (2.0 * math.pi)
+        # The angle theta = 2 pi u is used through t = tan(theta / 2): sin theta =
+        # 2t / (1 + t^2), cos theta = (1 - t^2) / (1 + t^2). Equal to within rounding,
+        # and NumPy's float64 tan is several times faster than its sin and cos.
+        t = rng.random(size)
+        t *= math.pi
+        np.tan(t, out=t)
         radius = rng.gamma(2.0, 1.0 / self.epsilon, size)
-        return radius * np.sin(theta), radius * np.cos(theta), radius
+        scale = t * t
+        scale += 1.0
+        np.divide(radius, scale, out=scale)
+        scale *= 2.0  # radius * 2 / (1 + t^2)
+        east = scale * t
+        north = np.subtract(scale, radius, out=scale)
+        return east, north, radius
