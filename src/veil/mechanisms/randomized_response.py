@@ -170,4 +170,4 @@ class BinaryRandomizedResponse(RandomizedResponse):
         raw = np.asarray(codes)
         arr = check_codes(raw.astype(np.int64) if raw.dtype == np.bool_ else raw, 2)
         flip = rng.random(arr.shape) >= self.keep_probability
-        return np.asarray(np.bitwise_xor(arr, flip.astype(np.int64)), dtype=np.int64)
+        return np.bitwise_xor(arr, flip, dtype=np.int64)  # type: ignore[no-any-return]
