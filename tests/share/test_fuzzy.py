@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import skfuzzy  # the test extra installs scikit-fuzzy, the oracle
+from skfuzzy import control as ctrl
 
 from veil.errors import ParameterError
 from veil.share import budget_pairs, fis_output, fis_surface
-
-skfuzzy = pytest.importorskip("skfuzzy")
-from skfuzzy import control as ctrl  # noqa: E402
 
 # scikit-fuzzy 0.5 calls np.maximum with three positional arguments.
 pytestmark = pytest.mark.filterwarnings("ignore:Passing more than 2 positional:DeprecationWarning")
