@@ -1,6 +1,8 @@
 """Benchmark of the token vault (:class:`veil.masking.vault.Vault`) against its targets.
 
-Three figures, each on a fresh vault in a temporary SQLite file (or on ``--url``):
+Three figures, each on a fresh vault in a temporary SQLite file or on each ``--url``
+(repeatable; ``sqlite`` names the temporary SQLite file), one backend after the other
+in the same run:
 
 * tokenize ``--rows`` new distinct values (prototype 2.6 s, target <= 3 s for 100,000);
 * detokenize those ``--rows`` tokens (target <= 1 s);
@@ -9,7 +11,8 @@ Three figures, each on a fresh vault in a temporary SQLite file (or on ``--url``
 Each figure is printed beside its target with the ratio (< 1 is within the target).
 
     python benchmarks/bench_vault.py
-    python benchmarks/bench_vault.py --url 'postgresql+psycopg://postgres@/db?host=SOCKET_DIR&port=5432'
+    python benchmarks/bench_vault.py --url sqlite \
+        --url 'postgresql+psycopg://postgres@/db?host=SOCKET_DIR&port=5432'
 """
 
 from __future__ import annotations
@@ -61,23 +64,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000, help="new values to tokenize")
     parser.add_argument("--known", type=int, default=1_000, help="known values to re-tokenize")
-    parser.add_argument("--url", help="database URL (default: a temporary SQLite file)")
+    parser.add_argument(
+        "--url",
+        action="append",
+        help="database URL, repeatable; 'sqlite' is a temporary SQLite file (the default)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = args.url or f"sqlite:///{Path(tmp) / 'vault.db'}"
-        backend = sa.make_url(url).get_backend_name()
-        figures = run(url, args.rows, args.known)
-    print(f"vault on {backend}, {args.rows:,} values")
-    print(f"{'operation':<28}{'veil (s)':>10}{'prototype':>11}{'target':>9}{'ratio':>8}")
-    for name, seconds in figures.items():
-        target = _TARGETS.get(name)
-        proto = _PROTOTYPE.get(name)
-        print(
-            f"{name:<28}{seconds:>10.3f}"
-            f"{(f'{proto:.1f}' if proto else '-'):>11}"
-            f"{(f'{target:.1f}' if target else '-'):>9}"
-            f"{(f'{seconds / target:.2f}' if target else '-'):>8}"
-        )
+    for url in args.url or ["sqlite"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            if url == "sqlite":
+                url = f"sqlite:///{Path(tmp) / 'vault.db'}"
+            backend = sa.make_url(url).get_backend_name()
+            figures = run(url, args.rows, args.known)
+        print(f"vault on {backend}, {args.rows:,} values")
+        print(f"{'operation':<28}{'veil (s)':>10}{'prototype':>11}{'target':>9}{'ratio':>8}")
+        for name, seconds in figures.items():
+            target = _TARGETS.get(name)
+            proto = _PROTOTYPE.get(name)
+            print(
+                f"{name:<28}{seconds:>10.3f}"
+                f"{(f'{proto:.1f}' if proto else '-'):>11}"
+                f"{(f'{target:.1f}' if target else '-'):>9}"
+                f"{(f'{seconds / target:.2f}' if target else '-'):>8}"
+            )
 
 
 if __name__ == "__main__":
