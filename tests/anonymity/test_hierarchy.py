@@ -146,6 +146,23 @@ def test_values_are_compared_as_strings() -> None:
         h.encode(pd.Series(["1", None]))
 
 
+def test_encoding_is_the_same_whatever_the_dtype() -> None:
+    # Object, Arrow and Python strings, categoricals and mixed objects read the same
+    # labels: the codes of one column do not depend on how pandas stores it.
+    h = Hierarchy.from_mapping(["1", "2", "x"], [{"1": "low", "2": "low", "x": "high"}])
+    values = ["x", "1", "2", "1", "x"]
+    expected = h.encode(pd.Series(values, dtype=object)).tolist()
+    assert expected == [2, 0, 1, 0, 2]
+    for dtype in ("string[pyarrow]", "string[python]", "category", "str"):
+        assert h.encode(pd.Series(values, dtype=dtype)).tolist() == expected
+    assert h.encode(pd.Series(["x", 1, 2, "1", "x"], dtype=object)).tolist() == expected
+    for dtype in (object, "string[pyarrow]"):
+        with pytest.raises(DomainError, match="'3'"):
+            h.encode(pd.Series(["1", "3"], dtype=dtype))
+        with pytest.raises(DomainError, match="1 value"):
+            h.encode(pd.Series(["1", None], dtype=dtype))
+
+
 def test_non_coarsening_hierarchy_is_refused_naming_the_level() -> None:
     table = pd.DataFrame(
         [

@@ -186,6 +186,9 @@ class Hierarchy:
         """
         if not isinstance(series, pd.Series):
             raise DataTypeError(f"series must be a pandas Series, got {type(series).__name__}")
+        exact = self._exact_codes(series)
+        if exact is not None:
+            return exact
         # Factorize first so str() runs once per distinct value, not once per record.
         data_codes, uniques = pd.factorize(series, sort=False, use_na_sentinel=False)
         keys = pd.Index([str(x) for x in list(uniques)], dtype=object)
@@ -198,6 +201,32 @@ class Hierarchy:
                 f"not cover: {_listing(uncovered)}"
             )
         return np.asarray(found, dtype=np.intp)[np.asarray(data_codes, dtype=np.intp)]
+
+    def _exact_codes(self, series: pd.Series) -> npt.NDArray[np.intp] | None:
+        """Level-0 codes when every entry is a level-0 label as a string, else None.
+
+        One hash lookup per record (Arrow's ``index_in`` for Arrow strings, the label
+        index for objects) instead of factorizing first: the common case of a column
+        the hierarchy covers. A string equals its ``str()``; anything else (missing
+        values, numbers, values the hierarchy lacks) finds no label here and is left to
+        :meth:`encode`'s general path, which also reports what is not covered.
+        """
+        dtype = series.dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            values = pa.array(series.array)
+            found = pc.index_in(values, value_set=pa.array(self._labels[0], values.type))
+            if found.null_count:
+                return None
+            return np.asarray(found.to_numpy(), dtype=np.intp)
+        if pd.api.types.is_object_dtype(dtype):
+            codes = self._index.get_indexer(pd.Index(series, dtype=object, copy=False))
+            if (codes < 0).any():
+                return None
+            return np.asarray(codes, dtype=np.intp)
+        return None
 
     def generalize(self, series: pd.Series, level: int) -> pd.Series:
         """Replace each value of ``series`` by its label at ``level``; the input is untouched.

@@ -43,69 +43,57 @@ _KEY_LIMIT = 2**62
 
 
 def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, int]:
-    """Mixed-radix key of the columns and its span, re-coded whenever it would overflow."""
+    """Mixed-radix key of the columns (the first most significant) and its span.
+
+    Horner's scheme, one multiply-add per column; columns of radix 1 (a single group)
+    add nothing and are skipped. The key is re-coded to dense codes whenever the next
+    column would overflow it.
+    """
     if not columns:
         return np.zeros(0, dtype=np.int64), 1
-    key = columns[0].astype(np.int64, copy=True)
-    span = max(radices[0], 1)
-    for column, radix in zip(columns[1:], radices[1:], strict=True):
-        radix = max(radix, 1)
+    key: _Ints | None = None
+    span = 1
+    for column, radix in zip(columns, radices, strict=True):
+        if radix <= 1:
+            continue
+        if key is None:
+            key = column.astype(np.int64, copy=True)
+            span = radix
+            continue
         if span * radix >= _KEY_LIMIT:
             key, span, _ = _factorize(key, span, first=False)
         key *= radix
         key += column
         span *= radix
-    return key, span
-
-
-def _key(
-    columns: _Matrix, radices: Sequence[int], replaced: Mapping[int, _Ints] | None = None
-) -> tuple[_Ints, int]:
-    """Mixed-radix key of the rows of ``columns``, row ``j`` read from ``replaced[j]``.
-
-    One matrix product when the key cannot overflow, plus a correction per replaced row.
-    """
-    replaced = replaced or {}
-    span = math.prod(max(r, 1) for r in radices)
-    if span >= _KEY_LIMIT:
-        rows = [replaced.get(j, column) for j, column in enumerate(columns.T)]
-        return _combine(rows, radices)
-    weights = np.ones(len(radices), dtype=np.int64)
-    for j in range(len(radices) - 2, -1, -1):
-        weights[j] = weights[j + 1] * max(radices[j + 1], 1)
-    for j in replaced:
-        weights[j] = 0
-    key: _Ints = columns @ weights
-    stride = 1
-    for j in range(len(radices) - 1, -1, -1):
-        if j in replaced:
-            key += replaced[j] * stride
-        stride *= max(radices[j], 1)
+    if key is None:
+        return np.zeros(len(columns[0]), dtype=np.int64), 1
     return key, span
 
 
 def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _Ints]:
-    """Dense codes of ``key`` (values in [0, span)), their number, each code's first row.
+    """Dense codes of ``key`` (values in [0, span)), their number, a row of each code.
 
-    The first rows are left empty unless ``first``.
-
-    A lookup table when the span is small next to the keys, else a hash table: both
-    linear, unlike sorting.
+    The rows are left empty unless ``first``. Codes follow the order of the keys when
+    the span is small next to the keys (a presence table), else their first
+    appearance (a hash table): both linear, unlike sorting.
     """
     m = len(key)
     if span <= 4 * m + 4096:
-        present = np.zeros(span, dtype=np.int64)
-        present[key] = 1
-        lookup = np.cumsum(present) - 1
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        keys = np.flatnonzero(present)
+        lookup = np.empty(span, dtype=np.int64)
+        lookup[keys] = np.arange(len(keys), dtype=np.int64)
         codes = lookup[key]
-        k = int(lookup[-1]) + 1 if span else 0
+        k = len(keys)
     else:
         raw, uniques = pd.factorize(key)
         codes = np.asarray(raw, dtype=np.int64)
         k = len(uniques)
     rows = np.empty(k if first else 0, dtype=np.int64)
     if first:
-        rows[codes[::-1]] = np.arange(m - 1, -1, -1, dtype=np.int64)
+        # Every row of a code has the same key, so any of them will do.
+        rows[codes] = np.arange(m, dtype=np.int64)
     return codes, k, rows
 
 
@@ -113,7 +101,8 @@ def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _
 class Table:
     """A transformation's classes and its distinct (class, sensitive values) rows.
 
-    ``classes`` holds the generalized QI codes of each class (classes x QIs) and
+    ``classes`` holds the generalized QI codes of each class (QIs x classes: one
+    contiguous row per QI, as the roll-ups read them) and
     ``size`` its records; each row is a distinct (class ``cls``, combined sensitive
     code ``sens``) pair with its record ``count``. Without sensitive attributes the rows
     are the classes. Coarser nodes are rolled up class by class, so the per-row work
@@ -158,6 +147,7 @@ class Outcome:
     monotone_suppressed: int  # by the models that stay monotone with suppression
     values: dict[str, float] | None
     kept: npt.NDArray[np.bool_]  # per class of ``table``
+    source_class: _Ints  # per row of the source table, its class in ``table``
 
 
 class TableCache:
@@ -289,6 +279,9 @@ class Problem:
         self.metric = metric
         self.rows = len(df)
         self._base: Table | None = None
+        # Per record, its class in the base table (None while the base is not built,
+        # or when some record has weight 0 and is not in it).
+        self._record_class: _Ints | None = None
         self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
         self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
@@ -397,39 +390,46 @@ class Problem:
     def base(self) -> Table:
         """The records grouped by original QI and sensitive values (computed once)."""
         if self._base is None:
-            self._base = self.roll_up(self.records(), None, (0,) * len(self.qis))[0]
+            records = self.records()
+            self._base, _, merged = self.roll_up(records, None, (0,) * len(self.qis))
+            if len(records) == self.rows:
+                self._record_class = merged
         return self._base
 
     def records(self) -> Table:
         """One class and one row per record (of positive weight), at the original levels."""
-        positive = np.flatnonzero(self.weight > 0)
-        classes = np.array(self.level0, dtype=np.int64).T[positive]
-        sens, _ = _combine([s[positive] for s in self.sens], self.n_values)
-        if not self.attrs:
-            sens = np.zeros(len(positive), dtype=np.int64)
-        rows = np.arange(len(positive), dtype=np.int64)
-        weight = self.weight[positive]
+        classes = np.stack(self.level0)
+        weight = self.weight
+        sens = (
+            _combine(self.sens, self.n_values)[0]
+            if self.attrs
+            else np.zeros(len(weight), dtype=np.int64)
+        )
+        if not bool((weight > 0).all()):
+            positive = np.flatnonzero(weight > 0)
+            classes, sens, weight = classes[:, positive], sens[positive], weight[positive]
+        rows = np.arange(len(weight), dtype=np.int64)
         return Table(classes, weight, rows, sens, weight)
 
     def roll_up(
         self, source: Table, source_node: tuple[int, ...] | None, node: tuple[int, ...]
-    ) -> tuple[Table, int]:
+    ) -> tuple[Table, int, _Ints]:
         """Generalize ``source`` (a table at ``source_node``, finer) to ``node``.
 
-        Returns the table and its number of classes.
+        Returns the table, its number of classes and the class of each source row.
         """
         start = source_node or (0,) * len(node)
-        mapped = {
-            j: self.maps[j][a, b][source.classes[:, j]]
-            for j, (a, b) in enumerate(zip(start, node, strict=True))
-            if b > a
-        }
-        radices = [self.groups[j][lv] for j, lv in enumerate(node)]
-        key, span = _key(source.classes, radices, mapped)
+        columns: list[_Ints] = []
+        for j, (a, b) in enumerate(zip(start, node, strict=True)):
+            column = source.classes[j]
+            if b > a:
+                column = self.maps[j][a, b][column]
+            columns.append(column)
+        key, span = _combine(columns, [self.groups[j][lv] for j, lv in enumerate(node)])
         merged, n_classes, first = _factorize(key, span)
-        classes = np.take(source.classes, first, axis=0)  # faster than [first] on 2-D
-        for j, codes in mapped.items():
-            classes[:, j] = codes[first]
+        classes = np.empty((len(node), n_classes), dtype=np.int64)
+        for j, column in enumerate(columns):
+            np.take(column, first, out=classes[j])
         size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
             cls, sens, count = _pairs(
@@ -437,7 +437,7 @@ class Problem:
             )
         else:
             cls, sens, count = np.arange(n_classes, dtype=np.int64), source.sens[first], size
-        return Table(classes, size, cls, sens, count), n_classes
+        return Table(classes, size, cls, sens, count), n_classes, merged
 
     def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
         return _metrics.lower_bounds(
@@ -456,7 +456,7 @@ class Problem:
 
         Metrics are computed when ``with_metrics`` or the node is feasible.
         """
-        table, n_classes = self.roll_up(source, source_node, node)
+        table, n_classes, source_class = self.roll_up(source, source_node, node)
         sizes = table.size
         classes = _Classes(n_classes, sizes)
         stride = self.sens_span
@@ -496,12 +496,14 @@ class Problem:
                 group_loss=[self.group_loss[j][lv] for j, lv in enumerate(node)],
                 group_log_count=[self.group_log_count[j][lv] for j, lv in enumerate(node)],
                 entropy_offset=self.entropy_offset,
-                row_codes=list(table.classes.T),
+                row_codes=list(table.classes),
                 row_count=sizes,
                 row_kept=ok,
                 kept_sizes=sizes[ok],
             )
-        return Outcome(table, suppressed, int(sizes[~monotone_ok].sum()), values, ok)
+        return Outcome(
+            table, suppressed, int(sizes[~monotone_ok].sum()), values, ok, source_class
+        )
 
     def _recheck(self, classes: _Classes, ok: npt.NDArray[np.bool_]) -> tuple[
         npt.NDArray[np.bool_], int
@@ -536,14 +538,23 @@ class Problem:
             ok = accepted
 
     def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
-        out = self.df.copy()
         outcome = self.evaluate(self.base(), None, node, with_metrics=False)
         # One row per record: map each record to its row of the aggregated table.
         generalized = [
             self.maps[j][0, lv][codes] if lv else codes
             for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
         ]
-        kept = self._record_kept(generalized, outcome)
+        if self._record_class is not None:
+            kept = outcome.kept[outcome.source_class[self._record_class]]
+        else:
+            kept = self._record_kept(generalized, outcome)
+        if suppression == "remove":
+            # Only the released records are labelled.
+            rows = np.flatnonzero(kept)
+            out = self.df.take(rows)
+            generalized = [codes[rows] for codes in generalized]
+        else:
+            out = self.df.copy()
         strings = default_string_dtype()
         arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
         for j, q in enumerate(self.qis):
@@ -552,9 +563,7 @@ class Problem:
                 out[q] = arrow_strings(generalized[j], labels, strings)
             else:
                 out[q] = np.asarray(labels, dtype=object)[generalized[j]]
-        if suppression == "remove":
-            out = out.loc[kept]
-        else:
+        if suppression != "remove":
             out.loc[~kept, self.qis] = "*"
         return out, int(self.weight[~kept].sum())
 
@@ -563,7 +572,7 @@ class Problem:
         radices = [int(c.max(initial=0)) + 1 for c in generalized]
         both = [
             np.concatenate([g, t])
-            for g, t in zip(generalized, outcome.table.classes.T, strict=True)
+            for g, t in zip(generalized, outcome.table.classes, strict=True)
         ]
         key, _ = _combine(both, radices)
         kept: npt.NDArray[np.bool_] = np.isin(
