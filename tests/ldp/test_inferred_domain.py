@@ -53,6 +53,23 @@ def test_inferred_arrow_domain_equals_the_sorted_distinct_values(func: Any) -> N
     pd.testing.assert_frame_equal(inferred, declared)
 
 
+def test_inferred_arrow_domain_holds_values_first_seen_late_in_the_column() -> None:
+    # The domain is guessed from the first 65,536 records, then completed from the
+    # records it left unmatched: values seen only later must be in it, in order.
+    early = [WORDS[i] for i in _gen(3).integers(0, 3, 70_000)]
+    late = ["Ärger", None, "éclair", "apple", None, "b"]
+    df = pd.DataFrame({"w": pd.array(early + late, dtype=ARROW)})
+    domain = sorted({v for v in early + late if v is not None})
+    assert len(domain) > len(set(early))
+    declared = dp_randomized_response_kary(
+        df, "w", 1.0, domain=domain, missing="keep", rng=_gen(4)
+    )
+    inferred = _inferred(
+        lambda: dp_randomized_response_kary(df, "w", 1.0, missing="keep", rng=_gen(4))
+    )
+    pd.testing.assert_frame_equal(inferred, declared)
+
+
 def test_inferred_arrow_domain_keeps_missing_values() -> None:
     df = pd.DataFrame({"w": pd.array(["a", None, "b", "c", None, "a"], dtype=ARROW)})
     out = _inferred(lambda: dp_randomized_response_kary(df, "w", 1.0, missing="keep", rng=_gen(2)))

@@ -31,6 +31,8 @@ MissingPolicy = Literal["error", "keep"]
 ArrayLike = Sequence[Any] | np.ndarray | pd.Series | pd.Index | pd.Categorical
 
 _SHOWN = 10
+# Records whose distinct values guess an Arrow string column's domain (_arrow_factorize).
+_PREFIX = 1 << 16
 
 
 def check_missing(missing: Any) -> MissingPolicy:
@@ -257,8 +259,11 @@ def _is_arrow_string(dtype: Any) -> bool:
 def _arrow_factorize(data: Any) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values and int64 codes (-1: missing) of an Arrow string column.
 
-    Encoded in Arrow (one dictionary encoding, then a sort of the few distinct values),
-    without making a Python string per record. UTF-8 byte order is code-point order, so
+    Encoded in Arrow, without making a Python string per record. The distinct values
+    of the first :data:`_PREFIX` records usually hold them all, and looking every record
+    up in them costs about half of building a dictionary of the whole column; values
+    the prefix lacks are found among the records it left unmatched, then every record
+    is looked up again in the completed set. UTF-8 byte order is code-point order, so
     the categories come out in the order ``pd.factorize(..., sort=True)`` gives.
     """
     import pyarrow as pa
@@ -267,15 +272,23 @@ def _arrow_factorize(data: Any) -> tuple[np.ndarray, np.ndarray]:
     array = pa.array(data)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    encoded = pc.dictionary_encode(array)
-    order = np.asarray(pc.array_sort_indices(encoded.dictionary).to_numpy(), dtype=np.int64)
-    rank = np.empty(order.size + 1, dtype=np.int64)
-    rank[order] = np.arange(order.size, dtype=np.int64)
-    rank[-1] = -1  # missing values: index -1 after filling nulls
-    indices = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(), dtype=np.int64)
-    codes = rank[indices]
-    categories = np.asarray(encoded.dictionary.take(pa.array(order)).to_pylist(), dtype=object)
-    return codes, categories
+    categories = _sorted_distinct(pc.unique(array.slice(0, _PREFIX)))
+    found = pc.index_in(array, value_set=categories)
+    if found.null_count > array.null_count:  # values the prefix does not hold
+        unmatched = pc.and_(pc.is_null(found), pc.is_valid(array))
+        rest = pc.unique(pc.filter(array, unmatched))
+        categories = _sorted_distinct(pa.concat_arrays([categories, rest]))
+        found = pc.index_in(array, value_set=categories)
+    codes = np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
+    return codes, np.asarray(categories.to_pylist(), dtype=object)
+
+
+def _sorted_distinct(values: Any) -> Any:
+    """The non-null ``values`` (already distinct) of an Arrow array, sorted."""
+    import pyarrow.compute as pc
+
+    present = values.drop_null()
+    return present.take(pc.array_sort_indices(present))
 
 
 def _values_at(data: Any, mask: np.ndarray) -> np.ndarray:
