@@ -75,3 +75,14 @@ def test_exponential_selection_follows_its_law() -> None:
     draws = [exponential_select(scores, 1.0, 1.0, acc, rng) for _ in range(20_000)]
     expected = np.exp(0.5 * scores) / np.exp(0.5 * scores).sum()
     np.testing.assert_allclose(np.bincount(draws, minlength=3) / 20_000, expected, atol=0.015)
+
+
+def test_spending_the_whole_budget_in_pieces_never_records_more_than_asked() -> None:
+    for eps in (0.1, 1.0, 3.0):
+        acc = ZCDPAccountant(eps, 1e-8)
+        piece = acc.budget / 997
+        sigma = math.sqrt(1 / (2 * piece))
+        for i in range(997):
+            acc.gaussian(sigma, f"m{i}")
+        assert acc.cost("", "").epsilon <= eps
+        assert acc.cost("", "").epsilon == pytest.approx(eps, rel=1e-9)

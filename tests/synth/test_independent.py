@@ -24,10 +24,10 @@ def test_cost_equals_the_accountant_and_needs_no_mbi(
     rho = rho_from_epsilon(0.5, 1e-7)
     assert [e["what"] for e in entries] == [f"marginal {c}" for c in domain.names]
     for e in entries:  # one histogram per column, sigma^2 = d / (2 rho)
-        assert e["parameter"] ** 2 == pytest.approx(d / (2 * rho), rel=1e-12)
+        assert e["parameter"] ** 2 == pytest.approx(d / (2 * rho), rel=1e-9)
     spent = sum(1 / (2 * e["parameter"] ** 2) for e in entries)
     assert model.cost.epsilon == pytest.approx(epsilon_from_rho(spent, 1e-7), rel=1e-12)
-    assert model.cost.epsilon == pytest.approx(0.5, rel=1e-9)
+    assert model.cost.epsilon == pytest.approx(0.5, rel=1e-9) and model.cost.epsilon <= 0.5
     assert model.cost.notion == "dp-synthetic" and model.cost.unit == "dataset"
 
 

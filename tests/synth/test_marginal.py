@@ -76,8 +76,8 @@ def test_recorded_cost_equals_the_accountant_and_the_budget(
     assert (cost.notion, cost.unit, cost.delta) == ("dp-synthetic", "dataset", DELTA)
     assert cost.epsilon == pytest.approx(_recomputed_epsilon(model), rel=1e-12)
     assert cost.epsilon == pytest.approx(model.details["accounting"]["epsilon_spent"], rel=1e-15)
-    # The whole budget is spent, and not more (up to float rounding).
-    assert cost.epsilon <= EPSILON * (1 + 1e-9)
+    # The whole budget is spent, and never more, not even by float rounding.
+    assert cost.epsilon <= EPSILON
     assert cost.epsilon == pytest.approx(EPSILON, rel=1e-9)
 
 

@@ -31,6 +31,9 @@ __all__ = ["ZCDPAccountant", "ZCDPEntry", "epsilon_from_rho", "rho_from_epsilon"
 
 # Relative slack allowed when a spend meets the budget exactly (float rounding).
 _SLACK = 1e-12
+# The budget is kept this far (relative) below the conversion of the target, so that
+# rounding in the sum of spends never puts the recorded ε above the one asked for.
+_MARGIN = 1e-10
 
 
 def rho_from_epsilon(epsilon: float, delta: float) -> float:
@@ -81,12 +84,17 @@ class ZCDPAccountant:
         Target ε of the whole fit (central DP, per dataset), > 0.
     delta : float
         Target δ, in (0, 1).
+
+    Notes
+    -----
+    The budget :attr:`budget` is ``rho_from_epsilon(ε, δ)`` less a relative 1e-10, so
+    that float rounding in the sum of the spends never records an ε above the target.
     """
 
     def __init__(self, epsilon: float, delta: float) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        self.budget = rho_from_epsilon(self.epsilon, self.delta)
+        self.budget = rho_from_epsilon(self.epsilon, self.delta) * (1.0 - _MARGIN)
         self.entries: list[ZCDPEntry] = []
         self._spent = 0.0
 
