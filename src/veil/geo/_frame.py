@@ -76,6 +76,9 @@ def _column(df: pd.DataFrame, name: Any) -> np.ndarray:
     series = df[name]
     if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         raise DataTypeError(f"column {name!r}: coordinates must be numeric, got {series.dtype}")
+    if series.dtype == np.float64:
+        # NaN already marks missing values: the column's own array, read, never written.
+        return np.asarray(series.to_numpy(), dtype=np.float64)
     return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
@@ -128,12 +131,16 @@ def read_points(
     lat_values = _column(df, lat)
     lon_values = _column(df, lon)
     present = ~(np.isnan(lat_values) | np.isnan(lon_values))
-    if not present.all() and missing == "error":
+    complete = bool(present.all())
+    if not complete and missing == "error":
         raise MissingValueError(
             f"columns {lat!r}, {lon!r}: {int((~present).sum())} rows lack a coordinate; pass "
             "missing='keep' to leave them missing"
         )
-    lat_present, lon_present = lat_values[present], lon_values[present]
+    if complete:
+        lat_present, lon_present = lat_values, lon_values
+    else:
+        lat_present, lon_present = lat_values[present], lon_values[present]
     check_coordinates(lat_present, lon_present, str(lat), str(lon))
     chosen = _resolve(projection, lat_present, lon_present, public)
     leaks: list[dict[str, str]] = []
@@ -178,6 +185,23 @@ def read_points(
     return Points(x=x, y=y, present=present, projection=chosen, dropped=dropped, leaks=leaks)
 
 
+def _inverse_present(points: Points, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Degrees per input row: NaN where a row is missing, dropped or suppressed (NaN x)."""
+    lat_out = np.full(points.present.shape, np.nan)
+    lon_out = np.full(points.present.shape, np.nan)
+    if x.size:
+        finite = np.isfinite(x) & np.isfinite(y)
+        back_lat = np.full(x.shape, np.nan)
+        back_lon = np.full(x.shape, np.nan)
+        if finite.all():
+            back_lat, back_lon = points.projection.inverse(x, y)
+        elif finite.any():
+            back_lat[finite], back_lon[finite] = points.projection.inverse(x[finite], y[finite])
+        lat_out[points.present] = back_lat
+        lon_out[points.present] = back_lon
+    return lat_out, lon_out
+
+
 def write_points(
     df: pd.DataFrame,
     lat: Any,
@@ -198,27 +222,21 @@ def write_points(
     left out, and their number recorded in ``attrs["veil.masking"]``; the leaks of
     ``points`` (and ``leaks``) are appended to ``attrs["veil.leaks"]``.
     """
-    lat_out = np.full(points.present.shape, np.nan)
-    lon_out = np.full(points.present.shape, np.nan)
-    if x.size:
-        finite = np.isfinite(x) & np.isfinite(y)
-        back_lat = np.full(x.shape, np.nan)
-        back_lon = np.full(x.shape, np.nan)
-        if finite.all():
-            back_lat, back_lon = points.projection.inverse(x, y)
-        elif finite.any():
-            back_lat[finite], back_lon[finite] = points.projection.inverse(x[finite], y[finite])
-        lat_out[points.present] = back_lat
-        lon_out[points.present] = back_lon
+    # A sum is finite exactly when every term is (metres stay far below overflow).
+    if x.size and bool(points.present.all()) and np.isfinite(np.sum(x) + np.sum(y)):
+        lat_out, lon_out = points.projection.inverse(x, y)
+    else:
+        lat_out, lon_out = _inverse_present(points, x, y)
     kept = points.kept
     dropping = not kept.all()
     out = df[kept] if dropping else output_frame(df)
-    out[lat] = lat_out[kept] if dropping else lat_out
-    out[lon] = lon_out[kept] if dropping else lon_out
+    columns = {lat: lat_out, lon: lon_out}
     for name, values in (extra or {}).items():
-        column = np.full(points.present.shape, np.nan)
-        column[points.present] = values
-        out[name] = column[kept] if dropping else column
+        columns[name] = np.full(points.present.shape, np.nan)
+        columns[name][points.present] = values
+    for name, column in columns.items():
+        # A Series over the new arrays: setting a bare array would copy it.
+        out[name] = pd.Series(column[kept] if dropping else column, index=out.index, copy=False)
     if cost is not None:
         record_cost(out, df, cost, ledger)
     if dropping:
