@@ -48,40 +48,48 @@ def compute(
     n: int,
     levels: Sequence[int],
     heights: Sequence[int],
-    group_loss: Sequence[_Floats],
-    group_log_count: Sequence[_Floats],
+    loss_table: _Floats,
+    log_count_table: _Floats,
+    table_start: Sequence[int],
     entropy_offset: Sequence[float],
-    row_codes: Sequence[_Ints],
+    row_codes: npt.NDArray[np.int64],
     row_count: _Ints,
     row_kept: npt.NDArray[np.bool_],
-    kept_sizes: _Ints,
 ) -> dict[str, float]:
     """Every metric of one transformation from its (class, ...) rows.
 
-    ``group_loss[j]`` maps a level-``levels[j]`` group id of attribute ``j`` to its
-    normalized loss and ``group_log_count[j]`` to log2 of its record count in the
+    ``loss_table[table_start[j] + g]`` is the normalized loss of group ``g`` of QI ``j``
+    at ``levels[j]`` and ``log_count_table[...]`` log2 of its record count in the
     input; ``entropy_offset[j]`` is the sum over all records of log2 of their original
-    value's count. ``row_codes[j]`` holds each row's group id, ``row_count`` its
-    records, ``row_kept`` whether its class is released; ``kept_sizes`` the sizes of
-    the released classes.
+    value's count. ``row_codes[j]`` holds each row's group id of QI ``j`` (QIs x rows),
+    ``row_count`` its records, ``row_kept`` whether its class is released.
     """
-    kept = np.where(row_kept, row_count, 0).astype(np.float64)
+    if row_kept.all():
+        kept = row_count.astype(np.float64)
+        kept_sizes = row_count
+    else:
+        kept = np.where(row_kept, row_count, 0).astype(np.float64)
+        kept_sizes = row_count[row_kept]
     released = float(kept.sum())
     suppressed = n - released
-    per = np.empty(len(row_codes))
+    d = len(row_codes)
+    # Per QI, the records' summed loss and summed log2 count, in one lookup each.
+    index = row_codes + np.asarray(table_start, dtype=np.int64)[:, None]
+    loss_sums = (loss_table[index] @ kept).tolist() if d else []
+    log_sums = (log_count_table[index] @ kept).tolist() if d else []
+    per = np.array([(x + suppressed) / n for x in loss_sums], dtype=np.float64)
     entropy = 0.0
-    for j, codes in enumerate(row_codes):
-        per[j] = (float(kept @ group_loss[j][codes]) + suppressed) / n
+    for j in range(d):
         # sum over records of log2(count(released value) / count(original value)).
-        entropy += float(kept @ group_log_count[j][codes]) + suppressed * math.log2(n)
+        entropy += log_sums[j] + suppressed * math.log2(n)
         entropy -= entropy_offset[j]
-    share = np.array([lv / h if h else 0.0 for lv, h in zip(levels, heights, strict=True)])
-    precision = float((share * released + suppressed).mean() / n) if len(share) else 0.0
+    shares = [lv / h if h else 0.0 for lv, h in zip(levels, heights, strict=True)]
+    precision = sum(s * released + suppressed for s in shares) / d / n if d else 0.0
     classes = len(kept_sizes) + (1 if suppressed > 0 else 0)
     sizes = kept_sizes.astype(np.float64)
     return {
         "loss": _aggregate_loss(per),
-        "loss_mean": float(per.mean()),
+        "loss_mean": sum(per.tolist()) / d if d else math.nan,
         "discernibility": float(sizes @ sizes) + n * suppressed,
         "aecs": n / classes if classes else math.nan,
         "precision": precision,

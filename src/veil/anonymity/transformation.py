@@ -361,6 +361,20 @@ class Problem:
             self.entropy_offset.append(offset)
             self.gen_loss.append(np.array(gen))
             self.gen_entropy.append(np.array(ent))
+        # Every QI's per-group loss and log2 count, all levels in one array each, and
+        # where each (QI, level) starts in them: the metrics of a node read all QIs
+        # with one lookup.
+        per_group = [(lv, j) for j, losses in enumerate(self.group_loss) for lv in losses]
+        self.loss_table = np.concatenate([lv for lv, _ in per_group])
+        self.log_count_table = np.concatenate(
+            [lv for logs in self.group_log_count for lv in logs]
+        )
+        starts = np.cumsum([0] + [len(lv) for lv, _ in per_group])
+        self.table_start: list[list[int]] = []
+        k = 0
+        for losses in self.group_loss:
+            self.table_start.append([int(x) for x in starts[k : k + len(losses)]])
+            k += len(losses)
 
     @staticmethod
     def _weights(df: pd.DataFrame, weights: str | None, roles: list[str]) -> _Ints:
@@ -427,9 +441,10 @@ class Problem:
             columns.append(column)
         key, span = _combine(columns, [self.groups[j][lv] for j, lv in enumerate(node)])
         merged, n_classes, first = _factorize(key, span)
-        classes = np.empty((len(node), n_classes), dtype=np.int64)
-        for j, column in enumerate(columns):
-            np.take(column, first, out=classes[j])
+        classes = np.take(source.classes, first, axis=1)
+        for j, (a, b) in enumerate(zip(start, node, strict=True)):
+            if b > a:
+                classes[j] = columns[j][first]
         size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
             cls, sens, count = _pairs(
@@ -482,7 +497,7 @@ class Problem:
             ok &= accepted
             if monotone:
                 monotone_ok &= accepted
-        suppressed = int(sizes[~ok].sum())
+        suppressed = 0 if ok.all() else int(sizes[~ok].sum())
         if self.recheck and 0 < suppressed <= self.max_out:
             ok, suppressed = self._recheck(classes, ok)
         if self.min_size > 1:
@@ -493,17 +508,16 @@ class Problem:
                 n=self.n,
                 levels=node,
                 heights=self.heights,
-                group_loss=[self.group_loss[j][lv] for j, lv in enumerate(node)],
-                group_log_count=[self.group_log_count[j][lv] for j, lv in enumerate(node)],
+                loss_table=self.loss_table,
+                log_count_table=self.log_count_table,
+                table_start=[self.table_start[j][lv] for j, lv in enumerate(node)],
                 entropy_offset=self.entropy_offset,
-                row_codes=list(table.classes),
+                row_codes=table.classes,
                 row_count=sizes,
                 row_kept=ok,
-                kept_sizes=sizes[ok],
             )
-        return Outcome(
-            table, suppressed, int(sizes[~monotone_ok].sum()), values, ok, source_class
-        )
+        monotone_suppressed = 0 if monotone_ok.all() else int(sizes[~monotone_ok].sum())
+        return Outcome(table, suppressed, monotone_suppressed, values, ok, source_class)
 
     def _recheck(self, classes: _Classes, ok: npt.NDArray[np.bool_]) -> tuple[
         npt.NDArray[np.bool_], int
