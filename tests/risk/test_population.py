@@ -15,6 +15,8 @@ from veil.risk.population import (
     zayatz,
 )
 
+from .._hang import within
+
 
 def _histogram(seed: int = 3, n: int = 5000) -> dict[int, int]:
     # Class sizes of a sample from a skewed population (fixed seed).
@@ -108,3 +110,42 @@ def test_errors() -> None:
         zayatz({0: 3}, 0.5)
     with pytest.raises(ParameterError, match="model"):
         population_uniqueness({1: 2, 2: 1}, 0.5, model="snb")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------- issue 14 C: tiny sampling fractions
+
+
+def test_zayatz_matches_the_hypergeometric_distribution() -> None:
+    # The closed form of P(exactly one drawn) against scipy's hypergeometric pmf where
+    # scipy is quick and exact enough (N up to 1e6); relative tolerance 1e-9.
+    from scipy import stats
+
+    h = _histogram()
+    n = sum(size * count for size, count in h.items())
+    sizes = np.array(sorted(h), dtype=np.int64)
+    counts = np.array([h[s] for s in sizes])
+    for fraction in (0.9, 0.3, 0.05, 0.005):
+        population = max(n, round(n / fraction))
+        p_one = stats.hypergeom.pmf(1, population, sizes, n)
+        conditional = h[1] * stats.hypergeom.pmf(1, population, 1, n) / (counts * p_one).sum()
+        expected = min(h[1] * conditional / fraction / population, 1.0)
+        assert zayatz(h, fraction) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_tiny_sampling_fraction_is_estimated_not_hung() -> None:
+    # pi = 1e-10 makes N = 5e13: scipy's hypergeometric pmf used to run for minutes.
+    h = _histogram(n=2000)
+    n = sum(size * count for size, count in h.items())
+    result = within(30, "population_uniqueness at pi = 1e-10", population_uniqueness, h, 1e-10)
+    share = within(30, "zayatz at pi = 1e-10", zayatz, h, 1e-10)
+    assert result.sampling_fraction == 1e-10 and 0.0 <= result.share <= 1.0
+    # As N grows, P(exactly one drawn) tends to s n / N for a class of size s, so the
+    # estimate tends to (f1 / n)^2; at N = 5e13 it is that within 1e-6 (relative).
+    assert share == pytest.approx((h[1] / n) ** 2, rel=1e-6)
+
+
+def test_a_population_beyond_2_to_the_53_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"sampling_fraction 1e-300 makes the population"):
+        zayatz({1: 3, 2: 1}, 1e-300)
+    with pytest.raises(ParameterError, match=r"sampling_fraction must be a number in \(0, 1\]"):
+        population_uniqueness({1: 3}, "0.1")  # type: ignore[arg-type]

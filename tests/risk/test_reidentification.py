@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.errors import ColumnError, ParameterError
+from veil.errors import ColumnError, ParameterError, PrivacyWarning
 from veil.risk.reidentification import (
     RiskSummary,
     attribute_disclosure,
@@ -14,6 +14,8 @@ from veil.risk.reidentification import (
     record_risk,
     summary,
 )
+
+from .._hang import within
 
 
 @pytest.fixture
@@ -245,3 +247,94 @@ def test_summary_of_an_aggregated_table_with_weights_equals_the_records_summary(
         summary(counts.assign(n=-1), ["zip", "age"], weights="n")
     with pytest.raises(ParameterError, match="population"):
         summary(counts, ["zip", "age"], weights="n", population=np.ones(len(counts)))
+
+
+# ------------------------------------------------- issue 14 C: bad inputs and hangs
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("threshold", "0.2"),
+        ("threshold", float("nan")),
+        ("threshold", True),
+        ("threshold", 0.0),
+        ("sampling_fraction", "0.5"),
+        ("sampling_fraction", float("nan")),
+    ],
+)
+def test_thresholds_that_are_not_numbers_in_0_1_are_refused_naming_them(
+    small: pd.DataFrame, option: str, value: object
+) -> None:
+    # A string threshold used to reach `0.0 < value` and raise a raw TypeError.
+    with pytest.raises(ParameterError, match=rf"{option} must be a number in \(0, 1\]; got"):
+        summary(small, ["zip", "sex"], **{option: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("weight", [1e308, float("inf"), 2.0**53])
+def test_weights_that_overflow_the_record_count_are_refused(
+    small: pd.DataFrame, weight: float
+) -> None:
+    # Weights of 1e308 used to give n_records = -9223372036854775805 (int64 overflow).
+    weighted = small.assign(n=[weight, weight, 1, 1, 1, 1, 1])
+    with pytest.raises(ParameterError, match=r"weights column 'n' (must hold finite|sums to)"):
+        summary(weighted, ["zip", "sex"], weights="n")
+    exact = small.assign(n=[2**40, 2**40, 1, 1, 1, 1, 1])
+    assert summary(exact, ["zip", "sex"], weights="n").n_records == 2**41 + 5
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.5, 0.0])
+def test_population_class_sizes_must_be_whole_numbers_of_at_least_one(
+    small: pd.DataFrame, bad: float
+) -> None:
+    # population=[nan, ...] used to be taken: the journalist risk came out as nan.
+    sizes = [30.0, 30.0, 30.0, 20.0, 20.0, 10.0, bad]
+    with pytest.raises(ParameterError, match=r"population class sizes must be whole numbers"):
+        summary(small, ["zip", "sex"], population=sizes)
+    with pytest.raises(ParameterError, match="must hold numbers"):
+        summary(small, ["zip", "sex"], population=["a"] * 7)
+
+
+def _wide(n_columns: int) -> pd.DataFrame:
+    return pd.DataFrame({f"c{i}": np.arange(60) % (i + 2) for i in range(n_columns)})
+
+
+def test_qi_scan_over_30_columns_is_refused_at_once_naming_the_max_size_that_fits() -> None:
+    # 30 columns: 2^30 - 1 combinations, which used to be built eagerly (over 5 minutes).
+    wide = _wide(30)
+    with pytest.raises(ParameterError) as info:
+        within(30, "qi_scan over 30 columns", qi_scan, wide, list(wide.columns))
+    message = str(info.value)
+    assert "1,073,741,823 combinations" in message and "max_combinations=100,000" in message
+    assert "max_size=4 scans 31,930" in message
+    table = qi_scan(wide, list(wide.columns), max_size=2)
+    assert len(table) == 30 + 435
+    assert table.attrs["veil.qi_scan"] == {"complete": True, "scanned": 465, "total": 465}
+
+
+def test_qi_scan_time_limit_returns_the_smaller_sizes_and_says_what_was_left_out() -> None:
+    wide = _wide(12)
+    with pytest.warns(PrivacyWarning, match=r"time_limit=1e-09 s reached after 1 of 4,095"):
+        table = qi_scan(wide, list(wide.columns), time_limit=1e-9)
+    assert list(table.index) == ["c0"]
+    assert table.attrs["veil.qi_scan"] == {"complete": False, "scanned": 1, "total": 4095}
+    full = qi_scan(wide, list(wide.columns), max_size=1, time_limit=60.0)
+    assert full.attrs["veil.qi_scan"]["complete"] and len(full) == 12
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_combinations": 0}, "max_combinations must be an integer >= 1"),
+        ({"max_combinations": 2.5}, "max_combinations must be an integer >= 1"),
+        ({"time_limit": 0}, "time_limit must be a positive number of seconds"),
+        ({"time_limit": float("nan")}, "time_limit must be a positive number of seconds"),
+        ({"time_limit": "1"}, "time_limit must be a positive number of seconds"),
+        ({"max_combinations": 1}, "2 named combinations, more than max_combinations=1"),
+    ],
+)
+def test_qi_scan_bounds_are_checked(
+    small: pd.DataFrame, kwargs: dict[str, object], match: str
+) -> None:
+    with pytest.raises(ParameterError, match=match):
+        qi_scan(small, {"a": ["zip"], "b": ["sex"]}, **kwargs)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ bound of it (the conservative side for a risk estimate).
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from veil.errors import ParameterError
 
@@ -46,6 +47,10 @@ Model = Literal["dankar", "pitman", "zayatz"]
 
 # Dankar et al. (2012) switch from Pitman's model to Zayatz/SNB above this fraction.
 _DANKAR_PITMAN_MAX_FRACTION = 0.1
+
+_MAX_POPULATION = 2**53
+"""Largest population ``n / sampling_fraction`` the estimates accept: sizes up to 2^53
+are exact in float64, and no real population comes near it."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,21 @@ def class_size_histogram(class_sizes: npt.ArrayLike) -> dict[int, int]:
     return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
+def check_fraction(name: str, value: object) -> float:
+    """``value`` as a float in ``(0, 1]``; anything else (a string, NaN, 0) is refused."""
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, numbers.Real)
+        or not 0.0 < float(value) <= 1.0
+    ):
+        raise ParameterError(f"{name} must be a number in (0, 1]; got {value!r}")
+    return float(value)
+
+
 def _validate(
     histogram: Mapping[int, int], sampling_fraction: float
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    if not 0.0 < sampling_fraction <= 1.0:
-        raise ParameterError(f"sampling_fraction must be in (0, 1]; got {sampling_fraction!r}")
+    sampling_fraction = check_fraction("sampling_fraction", sampling_fraction)
     if not histogram:
         raise ParameterError("histogram must hold at least one class size; got an empty one")
     sizes = np.fromiter(histogram.keys(), dtype=np.int64)
@@ -106,11 +121,38 @@ def _validate(
     keep = counts > 0
     if not keep.any():
         raise ParameterError("histogram must hold at least one class; all counts are 0")
+    n = int((sizes * counts).sum())
+    if n / sampling_fraction > _MAX_POPULATION:
+        raise ParameterError(
+            f"sampling_fraction {sampling_fraction!r} makes the population of this sample of "
+            f"{n} records {n / sampling_fraction:.3g} records; at most 2^53 (about 9.0e15) "
+            f"are supported, so sampling_fraction must be at least {n / _MAX_POPULATION:.3g}"
+        )
     return sizes[keep], counts[keep]
 
 
 def _population_size(n: int, sampling_fraction: float) -> int:
     return max(n, round(n / sampling_fraction))
+
+
+def _p_exactly_one(
+    population: int, sizes: npt.NDArray[np.int64], n: int
+) -> npt.NDArray[np.float64]:
+    """P(exactly one of a population class of each size is drawn into a sample of ``n``).
+
+    The hypergeometric probability ``s C(N - s, n - 1) / C(N, n)``, written as
+    ``(s n / N) prod_{j=1}^{s-1} (1 - (n - 1) / (N - j))`` and summed in logs: O(largest
+    size) work and full precision whatever ``N`` (scipy's ``hypergeom.pmf`` takes time in
+    proportion to ``N``, about a second at ``N = 1e9``, and loses digits there).
+    """
+    j = np.arange(1, int(sizes.max()), dtype=np.float64)
+    ratio = (n - 1) / (population - j)
+    with np.errstate(divide="ignore"):
+        # ratio >= 1: more draws than non-class members, so no class is drawn only once.
+        terms = np.where(ratio < 1.0, np.log1p(-np.minimum(ratio, 1.0)), -np.inf)
+    prefix = np.concatenate([[0.0], np.cumsum(terms)])
+    out: npt.NDArray[np.float64] = np.exp(np.log(sizes * (n / population)) + prefix[sizes - 1])
+    return out
 
 
 def zayatz(histogram: Mapping[int, int], sampling_fraction: float) -> float:
@@ -148,9 +190,9 @@ def zayatz(histogram: Mapping[int, int], sampling_fraction: float) -> float:
         return 0.0
     population = _population_size(n, sampling_fraction)
     # P(exactly one of a population class of size s is drawn into a sample of n).
-    p_one = stats.hypergeom.pmf(1, population, sizes, n)
+    p_one = _p_exactly_one(population, sizes, n)
     denominator = float((counts * p_one).sum())
-    numerator = f1 * float(stats.hypergeom.pmf(1, population, 1, n))
+    numerator = f1 * n / population
     conditional = numerator / denominator if denominator > 0 else 1.0
     uniques = f1 * conditional / sampling_fraction
     return float(min(max(uniques / population, 0.0), 1.0))

@@ -16,7 +16,11 @@ from the frame's index, so any index (duplicated, unsorted) gives the same resul
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import math
+import numbers
+import time
+import warnings
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
@@ -26,8 +30,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.classes import class_ids, value_codes
-from veil.errors import ColumnError, ParameterError
-from veil.risk.population import class_size_histogram, population_uniqueness
+from veil.errors import ColumnError, ParameterError, PrivacyWarning
+from veil.risk.population import check_fraction, class_size_histogram, population_uniqueness
 
 __all__ = [
     "RiskSummary",
@@ -38,6 +42,9 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
+
+# Record counts up to 2^53 are exact in float64 (weights) and far from int64 overflow.
+_MAX_RECORDS = 2**53
 
 
 @dataclass(frozen=True)
@@ -112,12 +119,6 @@ def _check_frame(df: pd.DataFrame, columns: Sequence[Hashable], what: str) -> li
     return cols
 
 
-def _check_threshold(name: str, value: float) -> float:
-    if not 0.0 < value <= 1.0:
-        raise ParameterError(f"{name} must be in (0, 1]; got {value!r}")
-    return float(value)
-
-
 def _classes(df: pd.DataFrame, cols: Sequence[Hashable]) -> tuple[IntArray, IntArray]:
     ids, k = class_ids((df[c] for c in cols), len(df))
     return ids, np.bincount(ids, minlength=k).astype(np.int64)
@@ -170,12 +171,7 @@ def _population_class_sizes(
         first[ids[::-1]] = np.arange(n - 1, -1, -1)
         big = pop_counts[joint[first]].astype(np.float64)
     else:
-        per_record = np.asarray(population, dtype=np.float64).ravel()
-        if per_record.shape[0] != len(df):
-            raise ParameterError(
-                "population given as class sizes must hold one size per record "
-                f"({len(df)}); got {per_record.shape[0]}"
-            )
+        per_record = _population_sizes(population, len(df))
         big = np.zeros(len(sizes), dtype=np.float64)
         np.maximum.at(big, ids, per_record)
     if (big < sizes).any():
@@ -184,6 +180,30 @@ def _population_class_sizes(
             "(the sample must be drawn from the population)"
         )
     return np.asarray(big, dtype=np.float64)
+
+
+def _population_sizes(population: object, n: int) -> npt.NDArray[np.float64]:
+    """Population class sizes given per record: ``n`` whole numbers >= 1 (not NaN)."""
+    try:
+        per_record = np.asarray(population, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise ParameterError(
+            "population given as class sizes must hold numbers (one whole number >= 1 per "
+            f"record); got {type(population).__name__} that does not convert to numbers"
+        ) from None
+    if per_record.shape[0] != n:
+        raise ParameterError(
+            f"population given as class sizes must hold one size per record ({n}); got "
+            f"{per_record.shape[0]}"
+        )
+    bad = ~(np.isfinite(per_record) & (per_record >= 1) & (per_record == np.round(per_record)))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ParameterError(
+            f"population class sizes must be whole numbers >= 1 (not NaN or infinite); got "
+            f"{float(per_record[first])!r} for record {first} ({int(bad.sum())} such sizes)"
+        )
+    return per_record
 
 
 def _weighted_classes(
@@ -200,9 +220,21 @@ def _weighted_classes(
     if not pd.api.types.is_numeric_dtype(column) or column.isna().any():
         raise ParameterError(f"weights column {weights!r} must hold integer counts >= 0")
     counts = column.to_numpy(dtype=np.float64)
-    if (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1:
+    with np.errstate(over="ignore"):  # a sum beyond float64 is inf, refused below
+        total = float(counts.sum())
+    if (
+        not np.isfinite(counts).all()
+        or (counts < 0).any()
+        or (counts != np.round(counts)).any()
+        or total < 1
+    ):
         raise ParameterError(
-            f"weights column {weights!r} must hold integer counts >= 0 summing to >= 1"
+            f"weights column {weights!r} must hold finite integer counts >= 0 summing to >= 1"
+        )
+    if total > _MAX_RECORDS:
+        raise ParameterError(
+            f"weights column {weights!r} sums to {total:.3g} records; at most 2^53 (about "
+            f"9.0e15) records are supported, where counts are exact"
         )
     keep = counts > 0
     df = df.loc[keep]
@@ -258,9 +290,9 @@ def summary(
     (3, 1, 1.0, 0.6)
     """
     cols = _check_frame(df, quasi_identifiers, "quasi_identifiers")
-    threshold = _check_threshold("threshold", threshold)
+    threshold = check_fraction("threshold", threshold)
     if sampling_fraction is not None:
-        sampling_fraction = _check_threshold("sampling_fraction", sampling_fraction)
+        sampling_fraction = check_fraction("sampling_fraction", sampling_fraction)
     if weights is None:
         ids, sizes = _classes(df, cols)
     else:
@@ -307,8 +339,12 @@ def qi_scan(
     candidates: Sequence[Hashable] | Mapping[str, Sequence[Hashable]],
     *,
     max_size: int | None = None,
+    max_combinations: int = 100_000,
+    time_limit: float | None = None,
 ) -> pd.DataFrame:
     """Risk of every quasi-identifier combination: the table of seed section 83.3.
+
+    Measures only: nothing is released or changed.
 
     Parameters
     ----------
@@ -319,6 +355,16 @@ def qi_scan(
         combinations to scan as given.
     max_size : int, optional
         Largest subset size when ``candidates`` is a sequence; default all.
+    max_combinations : int, default 100 000
+        Most combinations scanned. ``m`` columns have ``2^m - 1`` subsets (a billion
+        for 30 columns): a scan over more than this many is refused up front, with the
+        ``max_size`` that fits.
+    time_limit : float, optional
+        Seconds after which the scan stops. Combinations are scanned by size (all
+        singles, then all pairs, ...), so the table returned is complete for the sizes
+        it reaches; a :class:`~veil.errors.PrivacyWarning` names how many were left
+        out, and ``attrs["veil.qi_scan"]`` records ``complete``, ``scanned`` and
+        ``total``.
 
     Returns
     -------
@@ -326,28 +372,60 @@ def qi_scan(
         One row per combination (labelled ``"a + b"`` or by the mapping's key) with
         ``n_qis``, ``n_classes``, ``unique_rate``, ``mean_risk`` and ``max_risk``.
 
+    Raises
+    ------
+    ParameterError
+        For a ``max_size``, ``max_combinations`` or ``time_limit`` that is not a
+        positive number, or more combinations than ``max_combinations``.
+
     Examples
     --------
     >>> df = pd.DataFrame({"zip": ["1", "1", "2"], "sex": ["F", "M", "M"]})
     >>> qi_scan(df, ["zip", "sex"])["n_classes"].tolist()
     [2, 2, 3]
     """
+    limit = _positive_int("max_combinations", max_combinations)
+    if time_limit is not None and (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, numbers.Real)
+        or not 0.0 < float(time_limit) < math.inf
+    ):
+        raise ParameterError(f"time_limit must be a positive number of seconds; got {time_limit!r}")
+    combos: Iterable[tuple[str, list[Hashable]]]
     if isinstance(candidates, Mapping):
-        combos = {str(label): list(cols) for label, cols in candidates.items()}
-        if not combos:
+        named = {str(label): list(cols) for label, cols in candidates.items()}
+        if not named:
             raise ParameterError("candidates must hold at least one combination; got none")
+        total = len(named)
+        if total > limit:
+            raise ParameterError(
+                f"candidates: {total:,} named combinations, more than max_combinations={limit:,}"
+            )
+        combos = named.items()
     else:
         cols = _check_frame(df, candidates, "candidates")
-        top = len(cols) if max_size is None else max_size
-        if top < 1:
-            raise ParameterError(f"max_size must be >= 1; got {max_size!r}")
-        combos = {
-            " + ".join(map(str, combo)): list(combo)
-            for size in range(1, min(top, len(cols)) + 1)
+        top = len(cols) if max_size is None else _positive_int("max_size", max_size)
+        top = min(top, len(cols))
+        total = _n_subsets(len(cols), top)
+        combos = (
+            (" + ".join(map(str, combo)), list(combo))
+            for size in range(1, top + 1)
             for combo in combinations(cols, size)
-        }
+        )
+        if total > limit:
+            fits = max(
+                (k for k in range(1, top + 1) if _n_subsets(len(cols), k) <= limit), default=0
+            )
+            hint = f"max_size={fits} scans {_n_subsets(len(cols), fits):,}; " if fits else ""
+            raise ParameterError(
+                f"candidates: {len(cols)} columns give {total:,} combinations of sizes 1 to "
+                f"{top}, more than max_combinations={limit:,}; {hint}or raise max_combinations"
+            )
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     rows = []
-    for label, combo in combos.items():
+    for label, combo in combos:
+        if deadline is not None and rows and time.perf_counter() > deadline:
+            break
         qis = _check_frame(df, combo, f"candidates[{label!r}]")
         _, sizes = _classes(df, qis)
         rows.append(
@@ -360,7 +438,32 @@ def qi_scan(
                 "max_risk": float(1.0 / sizes.min()),
             }
         )
-    return pd.DataFrame(rows).set_index("combination")
+    if len(rows) < total:
+        warnings.warn(
+            f"qi_scan: time_limit={time_limit!r} s reached after {len(rows):,} of {total:,} "
+            f"combinations (the last of {rows[-1]['n_qis']} columns); the other "
+            f"{total - len(rows):,} were not measured and may carry a higher risk",
+            PrivacyWarning,
+            stacklevel=2,
+        )
+    out = pd.DataFrame(rows).set_index("combination")
+    out.attrs["veil.qi_scan"] = {
+        "complete": len(rows) == total,
+        "scanned": len(rows),
+        "total": total,
+    }
+    return out
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be an integer >= 1; got {value!r}")
+    return int(value)
+
+
+def _n_subsets(m: int, top: int) -> int:
+    """Non-empty subsets of ``m`` columns with at most ``top`` of them."""
+    return sum(math.comb(m, size) for size in range(1, top + 1))
 
 
 def attribute_disclosure(
@@ -405,7 +508,7 @@ def attribute_disclosure(
     if sensitive in cols:
         raise ParameterError(f"sensitive must not be a quasi-identifier; got {sensitive!r}")
     _check_frame(df, [sensitive], "sensitive")
-    threshold = _check_threshold("threshold", threshold)
+    threshold = check_fraction("threshold", threshold)
     ids, sizes = _classes(df, cols)
     values, n_values = value_codes(df[sensitive])
     pair, _ = value_codes(pd.Index(ids * n_values + values))
