@@ -23,6 +23,8 @@ from veil.errors import (
     ParameterError,
 )
 
+from .._hang import within
+
 
 def _partition(groups: pd.Series) -> set[frozenset[int]]:
     return {frozenset(np.flatnonzero(groups.to_numpy() == g).tolist()) for g in groups.unique()}
@@ -357,6 +359,28 @@ def test_missing_and_infinite_values() -> None:
         microaggregate(df.assign(b=1.0), ["a", "b"], 2, missing={"b": 0.0})
     with pytest.raises(DomainError, match=r"column 'a' holds 1 infinite value"):
         microaggregate(pd.DataFrame({"a": [1.0, np.inf]}), "a", 1)
+
+
+@pytest.mark.parametrize("method", ["mdav", "optimal"])
+@pytest.mark.parametrize("standardize", [True, False])
+def test_values_near_the_float_limit_are_refused_not_hung(method: str, standardize: bool) -> None:
+    # Values of +-1e308 used to make MDAV's distances NaN (it never finished) and the
+    # released means infinite: now they are refused, naming the column and the bound.
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.choice([1e308, -1e308, 1.0, 2.0], 50), "y": rng.normal(size=50)})
+    before = df.copy()
+    columns = "x" if method == "optimal" else ["x", "y"]
+    with pytest.raises(DomainError, match=r"column 'x' holds \d+ value\(s\) beyond \+-1e\+100"):
+        within(30, f"microaggregate {method}", microaggregate, df, columns, 3, method=method,
+               standardize=standardize)  # fmt: skip
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_values_up_to_the_bound_give_finite_groups() -> None:
+    x = np.tile([1e100, -1e100, 1.0, 2.0, 3.0], 8)
+    result = microaggregate(pd.DataFrame({"x": x, "y": np.arange(40.0)}), ["x", "y"], 3)
+    assert np.isfinite(result.data[["x", "y"]].to_numpy()).all()
+    assert result.sizes.min() >= 3
 
 
 def test_every_group_size_bound_on_all_small_tables() -> None:

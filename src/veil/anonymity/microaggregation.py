@@ -66,6 +66,12 @@ __all__ = ["AGGREGATES", "MICROAGGREGATION_METHODS", "MicroaggregationResult", "
 MICROAGGREGATION_METHODS = ("mdav", "optimal")
 AGGREGATES = ("mean", "median")
 
+# Largest magnitude of a value to microaggregate. Distances and the scaling square
+# differences of up to twice it and sum them over columns and records: below 1e100 that
+# stays far from the float64 overflow at 1.8e308 for any table (values near 1e308 made
+# MDAV's distances NaN, so it never finished, and made means infinite).
+_MAX_MAGNITUDE = 1e100
+
 _Floats = npt.NDArray[np.float64]
 _Ints = npt.NDArray[np.int64]
 _Bools = npt.NDArray[np.bool_]
@@ -174,6 +180,13 @@ def _matrix(df: pd.DataFrame, names: list[str], fill: dict[str, float] | None) -
             raise DomainError(
                 f"column {name!r} holds {int((~np.isfinite(values)).sum())} infinite "
                 "value(s); microaggregation needs finite numbers"
+            )
+        huge = np.abs(values) > _MAX_MAGNITUDE
+        if huge.any():
+            raise DomainError(
+                f"column {name!r} holds {int(huge.sum())} value(s) beyond +-{_MAX_MAGNITUDE:.0e} "
+                f"(largest magnitude {float(np.abs(values).max()):.3g}); microaggregation "
+                "squares and sums values, which overflows there: rescale the column"
             )
         x[:, j] = values
     return x
@@ -463,7 +476,7 @@ def microaggregate(
     MissingValueError
         If a column holds missing values and ``missing="error"``.
     DomainError
-        If a column holds infinite values.
+        If a column holds infinite values, or values beyond +-1e100 (rescale it).
 
     References
     ----------
