@@ -245,6 +245,63 @@ def test_shared_noise_for_duplicates_gives_one_draw_per_location() -> None:
     assert out.loc[0, "radius_m"] != out.loc[1, "radius_m"]
 
 
+def test_attack_shared_noise_shows_which_records_share_a_location() -> None:
+    # Issue 14 B13. Two neighbouring inputs: record 1 at record 0's location, or 1.1 cm
+    # away. With shared noise the released points of records 0 and 1 are identical in
+    # every run of the first input and never in the second: the attacker tells the two
+    # apart with certainty, however small the move, so there is no per-record bound
+    # e^(eps d). Independent draws (the default) never release identical points.
+    lat, lon = 40.75, -73.98
+    moved = lat + 0.011 / EARTH_RADIUS_M * 180.0 / math.pi  # 1.1 cm north
+    together = pd.DataFrame({"lat": [lat, lat], "lon": [lon, lon]})
+    apart = pd.DataFrame({"lat": [lat, moved], "lon": [lon, lon]})
+
+    def identical_share(df: pd.DataFrame, shared: bool) -> float:
+        same = 0
+        for seed in range(200):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+                out = metric_privacy(
+                    df, "lat", "lon", 0.01, shared_noise_for_duplicates=shared,
+                    radius=False, rng=_gen(seed),
+                )  # fmt: skip
+            same += bool((out.iloc[0] == out.iloc[1]).all())
+        return same / 200
+
+    assert identical_share(together, shared=True) == 1.0
+    assert identical_share(apart, shared=True) == 0.0
+    assert identical_share(together, shared=False) == 0.0
+
+
+def test_shared_noise_states_warns_and_records_its_per_location_guarantee() -> None:
+    df = pd.DataFrame({"lat": [40.75, 40.75, 40.80], "lon": [-73.98, -73.98, -73.90]})
+    ledger = PrivacyLedger()
+    with pytest.warns(PrivacyLeakWarning, match="guarantee holds per distinct location"):
+        out = metric_privacy(
+            df, "lat", "lon", 0.01, shared_noise_for_duplicates=True, radius=False,
+            rng=_gen(3), ledger=ledger,
+        )  # fmt: skip
+    (cost,) = ledger.entries
+    assert (cost.notion, cost.unit, cost.epsilon) == ("metric", "metre", 0.01)
+    assert "one draw per distinct location" in cost.mechanism
+    assert "co-location released" in cost.mechanism
+    assert out.attrs["veil.privacy"][-1]["mechanism"] == cost.mechanism
+    doc = " ".join((metric_privacy.__doc__ or "").split())
+    assert "per *distinct location*, not per record" in doc
+    assert "The guarantee per record is the same" not in doc
+    # The default's record says nothing of the kind, and does not warn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metric_privacy(df, "lat", "lon", 0.01, radius=False, rng=_gen(3), ledger=ledger)
+    assert "distinct location" not in ledger.entries[-1].mechanism
+
+
+def test_the_same_column_as_latitude_and_longitude_is_refused() -> None:
+    df = pd.DataFrame({"lat": [10.0, 10.1], "lon": [10.0, 10.1]})
+    with pytest.raises(ParameterError, match="column_lat, column_lon: both name the column 'lat'"):
+        metric_privacy(df, "lat", "lat", 0.01, radius=False, rng=_gen(1))
+
+
 # --- distribution -------------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ differences:
   global generator with 42 on every call, which makes its noise, and every later
   mechanism's noise, predictable and so removable);
 * every record gets its own noise; trasgoDP gives all records at the same coordinates
-  one shared draw, which is available as ``shared_noise_for_duplicates=True``;
+  one shared draw, which is available as ``shared_noise_for_duplicates=True`` with a
+  weaker guarantee (per distinct location, not per record: see :func:`metric_privacy`);
 * vectorized (no row-wise ``apply``), index preserved, missing-value policy;
 * the noisy latitude is clamped to [-90, 90] and the longitude wrapped to
   [-180, 180);
@@ -24,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,11 +49,18 @@ EARTH_RADIUS_M = 6_371_000.0
 # Output coordinates keep 7 decimals (about 1 cm): the digits below carry no location
 # information and would otherwise repeat low-order bits of the input.
 _OUTPUT_DECIMALS = 7
+# What the recorded cost's mechanism adds when duplicates share one draw.
+_SHARED_NOISE = "one draw per distinct location (guarantee per location, co-location released)"
 
 
 def _coordinates(
     df: pd.DataFrame, column_lat: Any, column_lon: Any, missing: MissingPolicy
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    if column_lat == column_lon:
+        raise ParameterError(
+            f"column_lat, column_lon: both name the column {column_lat!r}; give the "
+            "latitude and the longitude columns"
+        )
     lat_col = numeric_input(
         column_of(df, column_lat),
         name=f"column {column_lat!r}",
@@ -131,9 +140,16 @@ def metric_privacy(
         (reproducible noise, with a :class:`~veil.errors.ReproducibleNoiseWarning`).
     shared_noise_for_duplicates : bool, default False
         Give rows at identical coordinates one shared displacement (trasgoDP's
-        behaviour). The guarantee per record is the same either way; independent draws
-        (the default) do not reveal which records share a location, shared draws do
-        not let an analyst average the noise of repeated records away.
+        behaviour). The guarantee is then ε-geo-indistinguishability per *distinct
+        location*, not per record: moving all the records at one location together by
+        ``d`` metres changes the output's probability by at most ``e^(ε d)``, but which
+        records share a location is released exactly (they get identical points), so
+        moving one record off a shared location, by any distance, is seen with
+        certainty. Use it only when the records at one location are one unit (one
+        person's repeated visits, say) and their co-location is public. A
+        :class:`~veil.errors.PrivacyLeakWarning` says so and the recorded cost's
+        ``mechanism`` names it. The default draws every record independently: the
+        guarantee holds per record, and co-location is not revealed.
     radius : bool, default True
         Add ``radius_m``, the length of each displacement, as trasgoDP does. It tells
         anyone that the true location lies on the circle of that radius around the
@@ -158,7 +174,16 @@ def metric_privacy(
     lat, lon, mask = _coordinates(df, column_lat, column_lon, policy)
     generator = resolve_rng(seed if seed is not None else rng, stacklevel=3)
     mechanism = PlanarLaplace(eps)
+    cost = mechanism.cost(f"{column_lat}, {column_lon}")
     if shared_noise_for_duplicates:
+        warnings.warn(
+            "shared_noise_for_duplicates=True: records at identical coordinates get "
+            "identical released points, so which records share a location is released "
+            "exactly; the guarantee holds per distinct location, not per record",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+        cost = replace(cost, mechanism=f"{cost.mechanism}, {_SHARED_NOISE}")
         # A (lat, lon) pair read as one complex number: one hash per row.
         pairs = np.stack([lat + 0.0, lon + 0.0], axis=1).view(np.complex128).ravel()
         groups = pd.factorize(pairs)[0]
@@ -176,7 +201,6 @@ def metric_privacy(
         lat_dp[mask] = np.nan
         lon_dp[mask] = np.nan
         dist = np.where(mask, np.nan, dist)
-    cost = mechanism.cost(f"{column_lat}, {column_lon}")
     lat_target, lon_target = ("lat_dp", "lon_dp") if new_cols else (column_lat, column_lon)
     out = with_column(df, lat_target, lat_dp, cost, ledger)
     out[lon_target] = lon_dp
