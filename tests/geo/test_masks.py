@@ -758,6 +758,23 @@ def test_absurd_lengths_are_refused_for_every_metric_parameter(value: Any) -> No
             call()
 
 
+def test_the_same_column_as_latitude_and_longitude_is_refused() -> None:
+    # Issue 14 C ("--lat lat --lon lat"): with points where latitude equals longitude
+    # inside the projection's region, the masks used to mask one column as both.
+    df = pd.DataFrame({"x": [10.0, 10.001, 10.002], "lon": [10.0, 10.001, 10.002]})
+    public = projection_at(10.0, 10.0)
+    calls: dict[str, Callable[[], pd.DataFrame]] = {
+        "grid": lambda: grid(df, "x", "x", 100.0, projection=public),
+        "planar_laplace": lambda: planar_laplace(df, "x", "x", 0.01, projection=public, rng=1),
+        "jitter": lambda: jitter(df, "x", "x", 100.0, projection=public, rng=1),
+        "donut": lambda: donut(df, "x", "x", 10.0, 50.0, projection=public, rng=1),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ParameterError, match="lat, lon: both name the column 'x'"):
+            call()
+        assert df["x"].tolist() == [10.0, 10.001, 10.002], name
+
+
 def test_cell_m_at_the_limit_still_gives_finite_coordinates() -> None:
     out = grid(_frame(), "lat", "lon", 2.0e7, projection=PUBLIC)
     assert np.isfinite(out[["lat", "lon"]].to_numpy()).all()

@@ -128,6 +128,10 @@ def read_points(
         raise ParameterError(f"missing: must be 'error' or 'keep', got {missing!r}")
     if outside not in ("error", "drop", None):
         raise ParameterError(f"outside: must be 'error' or 'drop', got {outside!r}")
+    if lat == lon:
+        raise ParameterError(
+            f"lat, lon: both name the column {lat!r}; give the latitude and the longitude columns"
+        )
     lat_values = _column(df, lat)
     lon_values = _column(df, lon)
     present = ~(np.isnan(lat_values) | np.isnan(lon_values))
