@@ -250,15 +250,19 @@ def release_worker(engine: str, plan: Path, out: Path) -> dict[str, Any]:
     marks: list[tuple[str, float]] = []
     start = time.perf_counter()
     result = veil.release.run(
-        plan, out, engine=engine, progress=lambda label: marks.append((label, time.perf_counter()))
+        plan,
+        out,
+        engine=engine,
+        progress=lambda event: marks.append((event.label, time.perf_counter())),
     )
     wall = time.perf_counter() - start
-    manifest = result.manifest
-    anonymization = manifest.get("anonymization") or {}
+    # Timings and the anonymization's metrics are the custodian's (confidential) record.
+    record = result.custodian
+    anonymization = record.get("anonymization") or {}
     return {
         "wall_s": wall,
         "run_s": result.seconds,
-        "timings": dict(manifest.get("timings_s", {})),
+        "timings": dict(record.get("timings_s", {})),
         "progress": [(label, round(t - start, 3)) for label, t in marks],
         "rows_in": result.rows_in,
         "rows_out": result.rows_out,
@@ -417,16 +421,20 @@ def run_child(args: list[str], label: str) -> dict[str, Any]:
 def phase_seconds(timings: dict[str, float]) -> dict[str, float]:
     """The manifest's timings as phases comparable across engines.
 
-    pandas times each row step (``"age: laplace"``); Dask times them together
-    (``"row steps (16 partitions)"``), or together with the write when it streams the
-    release (``"row steps and write, streamed (16 partitions)"``). Keys this function
-    does not know are kept as they are.
+    pandas times each row step (``"age: laplace"``) and the finish-and-write pass
+    (``"finish and write"``); Dask times the row steps together (``"row steps (16
+    partitions)"``), or together with the write when it streams the release (``"row steps
+    and write, streamed (16 partitions)"``). Keys this function does not know are kept as
+    they are.
     """
     out: dict[str, float] = {}
     steps = {k: v for k, v in timings.items() if ": " in k}
     together = [v for k, v in timings.items() if k.startswith("row steps (")]
     streamed = [v for k, v in timings.items() if k.startswith("row steps and write")]
     anonymization = [v for k, v in timings.items() if k.startswith("anonymization")]
+    if "finish and write" in timings:
+        timings = {**timings, "write": timings["finish and write"]}
+        del timings["finish and write"]
     known = {"prepare", "read", "write"}
     for key in ("prepare", "read"):
         if key in timings:

@@ -55,22 +55,24 @@ def test_multi_line_messages_become_one_line() -> None:
     assert one_line(text) == "invalid release plan (2 errors): input: Field required; budget: bad"
 
 
-def test_step_progress_shows_the_current_step_on_a_terminal_only(
+def test_release_progress_shows_phase_step_and_partitions_on_a_terminal_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from veil.cli.console import step_progress
+    from veil.cli.console import release_progress
+    from veil.release.progress import Progress
 
     monkeypatch.setattr("sys.stderr", io.StringIO())
-    with step_progress("releasing") as on_step:
-        assert on_step is None
+    with release_progress("releasing") as on_event:
+        assert on_event is None
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    with step_progress("releasing") as on_step:
-        assert on_step is not None
-        on_step("read")
-        on_step("write")
-    assert "releasing: write" in terminal.getvalue()
-    assert "[1 done]" in terminal.getvalue()
+    with release_progress("releasing") as on_event:
+        assert on_event is not None
+        on_event(Progress("protect", "age: laplace"))
+        on_event(Progress("write", None, 2, 5, 12_000))
+    shown = terminal.getvalue()
+    assert "releasing: write" in shown
+    assert "2/5 partitions, 12,000 records" in shown
 
 
 def test_user_text_is_never_markup_or_emoji(
@@ -91,9 +93,10 @@ def test_user_text_is_never_markup_or_emoji(
     monkeypatch.setattr("sys.stderr", terminal)
     with progress("[/a]", 1) as advance, status("[/b] :smile:"):
         advance("[/c]")
-    from veil.cli.console import step_progress
+    from veil.cli.console import release_progress
+    from veil.release.progress import Progress
 
-    with step_progress("[/d]") as on_step:
-        assert on_step is not None
-        on_step("[/e]")
+    with release_progress("[/d]") as on_event:
+        assert on_event is not None
+        on_event(Progress("protect", "[/e]"))
     assert "[/a]" in terminal.getvalue()

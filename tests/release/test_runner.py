@@ -24,7 +24,9 @@ from scipy import stats
 import veil.ldp
 from veil.errors import ReproducibleNoiseWarning
 from veil.release import LedgerMismatchError, PlanError, RunResult, load_plan, run
-from veil.release.engine import DaskEngine, PandasEngine, RowStep
+from veil.release.engine import DaskEngine, PandasEngine
+from veil.release.progress import Reporter
+from veil.release.steps.base import Step
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "veil" / "release" / "examples"
 
@@ -195,7 +197,7 @@ def test_custodian_record_holds_what_stays_with_the_custodian(adult_release: Run
     assert "age: laplace" in record["timings_s"]
     assert "anonymization" in record["timings_s"]
     assert record["execution"]["engine"] == "pandas"
-    assert set(record["execution"]["steps"].values()) == {"in memory"}
+    assert all(note.startswith("in memory") for note in record["execution"]["steps"].values())
     assert record["risk"]["before"]["n_records"] == 32561
     assert set(record["anonymization"]["metrics"]) >= {"loss"}
     report = record["outputs"]["report"]
@@ -348,18 +350,27 @@ def test_input_is_never_mutated(keyed: dict[str, Any], tmp_path: Path) -> None:
     data = engine.read(plan.input)
     copy = data.table.copy(deep=True)
     steps = [
-        RowStep("age", lambda df, g: veil.ldp.dp_clip_laplace(df, "age", 1.0, 16, 100, rng=g)),
-        RowStep(
+        Step(
+            "age",
+            "age",
+            "row",
+            lambda df, g: veil.ldp.dp_clip_laplace(df, "age", 1.0, 16, 100, rng=g),
+        ),
+        Step(
             "income",
+            "income",
+            "row",
             lambda df, g: veil.ldp.dp_randomized_response_kary(
                 df, "income", 1.0, domain=["low", "mid", "high"], rng=g
             ),
         ),
     ]
-    result_rows = engine.apply(data, steps, [np.random.default_rng(1), np.random.default_rng(2)])
+    streams = [np.random.default_rng(1), np.random.default_rng(2)]
+    rows = engine.rows(data, steps, streams, Reporter())
+    gathered = engine.gather(rows, Reporter())
     pd.testing.assert_frame_equal(data.table, copy)
-    assert not result_rows.frame["age"].equals(copy["age"])
-    assert [e["scope"] for e in result_rows.privacy] == ["age", "income"]
+    assert not gathered.frame["age"].equals(copy["age"])
+    assert [e["scope"] for e in gathered.privacy] == ["age", "income"]
 
 
 def test_seeded_runs_are_reproducible_and_say_so(keyed: dict[str, Any], tmp_path: Path) -> None:
@@ -442,8 +453,8 @@ def test_a_failing_write_leaves_the_previous_outputs(
     run(_no_report(keyed["plan"]), out)
     before = _snapshot(out)
 
-    def half_written(self: pd.DataFrame, path: str, *args: Any, **kwargs: Any) -> None:
-        Path(path).write_text("name,ssn\npartial", encoding="utf-8")
+    def half_written(self: pd.DataFrame, handle: Any, *args: Any, **kwargs: Any) -> None:
+        handle.write("name,ssn\npartial")  # the release file, opened by the writer
         raise OSError("disk full")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_written)
@@ -466,8 +477,9 @@ def test_a_killed_run_leaves_the_previous_outputs(keyed: dict[str, Any], tmp_pat
             import pandas as pd
             from veil.release import load_plan, run
 
-            def stalled(self, path, *args, **kwargs):
-                Path(path).write_text("name,ssn\\npartial", encoding="utf-8")
+            def stalled(self, handle, *args, **kwargs):
+                handle.write("name,ssn\\npartial")
+                handle.flush()
                 Path(sys.argv[3]).touch()
                 time.sleep(120)
 
@@ -614,12 +626,15 @@ def test_dask_gives_the_same_distribution_as_pandas(tmp_path: Path) -> None:
     assert abs(float(np.corrcoef(noise[:quarter], noise[quarter : 2 * quarter])[0, 1])) < 0.05
 
 
-def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> None:
-    labels: list[str] = []
-    run(_no_report(keyed["plan"]), tmp_path, progress=labels.append)
-    # "commit" is the moment the staged files are moved into place, manifest last.
-    assert labels == [
-        "read",
+def test_progress_reports_each_phase_and_step(keyed: dict[str, Any], tmp_path: Path) -> None:
+    from veil.release.progress import PHASES, Progress
+
+    events: list[Progress] = []
+    run(_no_report(keyed["plan"]), tmp_path, progress=events.append)
+    # Every phase, in order, each announced once.
+    assert [e.phase for e in events if e.step is None] == list(PHASES)
+    # The steps, in plan order, inside the protect phase.
+    assert [e.step for e in events if e.step is not None] == [
         "name: hmac",
         "ssn: ff1",
         "email: token",
@@ -627,9 +642,27 @@ def test_progress_reports_each_step(keyed: dict[str, Any], tmp_path: Path) -> No
         "age: laplace",
         "city: generalize",
         "income: randomized_response",
-        "write",
-        "commit",
     ]
+    assert {e.phase for e in events if e.step is not None} == {"protect"}
+    assert [e.label for e in events][:2] == ["validate", "allocate"]
+
+
+def test_progress_counts_partitions_on_dask(tmp_path: Path) -> None:
+    from veil.release.progress import Progress
+
+    plan = _generated(tmp_path)["plan"]
+    events: list[Progress] = []
+    run(plan, tmp_path / "dask", engine=DaskEngine("threads", npartitions=3, batch=1),
+        progress=events.append)  # fmt: skip
+    batches = [e for e in events if e.total is not None]
+    # One event per batch of one partition, for the counting pass and the writing pass.
+    assert [(e.phase, e.done, e.total) for e in batches] == [
+        ("protect", 1, 3), ("protect", 2, 3), ("protect", 3, 3),
+        ("write", 1, 3), ("write", 2, 3), ("write", 3, 3),
+    ]  # fmt: skip
+    rows = [e.rows for e in batches if e.phase == "write"]
+    assert rows == sorted(rows) and rows[-1] is not None and rows[-1] > 0
+    assert batches[-1].label == "write (3 of 3 partitions)"
 
 
 def test_result_as_json_for_scripts(keyed: dict[str, Any], tmp_path: Path) -> None:
@@ -960,7 +993,7 @@ def _no_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the partitions were gathered into memory")
 
-    monkeypatch.setattr(DaskEngine, "apply", refuse)
+    monkeypatch.setattr(DaskEngine, "gather", refuse)
     monkeypatch.setattr(DaskEngine, "original", refuse)
 
 
@@ -991,7 +1024,9 @@ def test_dask_anonymizes_the_adult_example_by_a_distributed_group_by(
     execution = on_dask.custodian["execution"]
     assert execution["steps"]["anonymization"].startswith("distributed: a group-by")
     assert execution["steps"]["age: laplace"] == "per partition"
-    assert on_pandas.custodian["execution"]["steps"]["anonymization"] == "in memory"
+    assert on_pandas.custodian["execution"]["steps"]["anonymization"].startswith(
+        "in memory: a group-by of the"
+    )
 
 
 def _generated(tmp_path: Path) -> dict[str, Any]:
@@ -1088,9 +1123,9 @@ def test_dask_anonymization_equals_pandas_on_a_generated_table(
 def test_dask_report_is_built_from_a_sample_of_the_partitions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import veil.release.runner as runner
+    import veil.release.evaluate as evaluate
 
-    monkeypatch.setattr(runner, "_REPORT_ROWS", 8000)
+    monkeypatch.setattr(evaluate, "REPORT_ROWS", 8000)
     plan = EXAMPLES / "adult.yaml"
     on_pandas = run(_no_report(plan), tmp_path / "pandas", rng=7)
     _no_gathering(monkeypatch)

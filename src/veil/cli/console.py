@@ -34,8 +34,8 @@ __all__ = [
     "print_text",
     "print_warnings",
     "progress",
+    "release_progress",
     "status",
-    "step_progress",
 ]
 
 Warnings = list[dict[str, str]]
@@ -209,37 +209,46 @@ def progress(description: str, total: int) -> Iterator[Callable[[str], None]]:
 
 
 @contextlib.contextmanager
-def step_progress(description: str) -> Iterator[Callable[[str], None] | None]:
-    """A live display of a run's current step on standard error (terminal only).
+def release_progress(description: str) -> Iterator[Callable[[Any], None] | None]:
+    """A live display of a release's progress events on standard error (terminal only).
 
-    For runs whose number of steps is not known in advance (a release plan): a spinner,
-    the step being run, how many steps are done and the elapsed time.
+    Each :class:`veil.release.progress.Progress` event shows its phase and step; while
+    partitions are streamed, a bar of the partitions done and the records so far.
 
     Yields
     ------
     callable or None
-        ``on_step(label)``: the step ``label`` starts (the previous one is done); None
-        when standard error is not a terminal, so callers skip the reports.
+        ``on_event(event)``; None when standard error is not a terminal, so callers
+        skip the reports.
     """
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}", markup=False),
-        TextColumn("[{task.completed} done]"),
+        BarColumn(),
+        TextColumn("{task.fields[detail]}", markup=False),
         TimeElapsedColumn(),
         console=_stderr(),
         transient=True,
     ) as bar:
-        task = bar.add_task(description, total=None)
-        started = False
+        task = bar.add_task(description, total=None, detail="")
 
-        def on_step(label: str) -> None:
-            nonlocal started
-            bar.update(task, advance=1 if started else 0, description=f"{description}: {label}")
-            started = True
+        def on_event(event: Any) -> None:
+            where = event.phase if event.step is None else f"{event.phase}: {event.step}"
+            if event.total is None:
+                bar.update(task, description=f"{description}: {where}", total=None, detail="")
+                return
+            detail = f"{event.done}/{event.total} partitions, {event.rows or 0:,} records"
+            bar.update(
+                task,
+                description=f"{description}: {where}",
+                total=event.total,
+                completed=event.done,
+                detail=detail,
+            )
 
-        yield on_step
+        yield on_event

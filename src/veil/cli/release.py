@@ -28,8 +28,8 @@ from veil.cli.console import (
     print_text,
     print_warnings,
     progress,
+    release_progress,
     status,
-    step_progress,
 )
 from veil.cli.errors import CliUsageError, errors_about, reporting_errors
 from veil.cli.files import (
@@ -171,9 +171,9 @@ def release(
     if engine is not None or scheduler is not None:
         with errors_about("--scheduler" if scheduler is not None else "--engine"):
             chosen = get_engine(engine or "pandas", scheduler=scheduler)
-    with errors_about(os.fspath(plan)), step_progress(f"releasing {plan.name}") as on_step:
+    with errors_about(os.fspath(plan)), release_progress(f"releasing {plan.name}") as on_event:
         result = run(
-            plan, out, rng=seed, engine=chosen, progress=on_step, allow_outside=allow_outside
+            plan, out, rng=seed, engine=chosen, progress=on_event, allow_outside=allow_outside
         )
     print_warnings(result.warnings)
     if as_json:

@@ -1,11 +1,15 @@
 """Release plans: one declarative run from a raw table to a published release.
 
 :func:`load_plan` validates a YAML plan, :func:`plan_ledger` computes what it spends
-before any data is read (:func:`check_budget` refuses a plan over its budget,
-:func:`render_ledger` prints it for a dry run), and :func:`run` applies it and writes
-the release, ``manifest.json`` and ``report.html`` atomically. The package orchestrates
-the public functions of :mod:`veil.ldp`, :mod:`veil.masking`, :mod:`veil.geo` and
-:mod:`veil.anonymity`; it holds no privacy arithmetic of its own.
+before any data is read (:func:`check_budget` refuses a plan over its budget, a
+:class:`Policy` adds an operator's limits, :func:`render_ledger` prints it for a dry
+run), and :func:`run` applies it: the release and its public ``manifest.json``, and
+the custodian's confidential ``custodian.json`` and ``report.html``, written as one
+set. A run reports :class:`Progress` events and stops at a :class:`CancelToken`.
+Each treatment family is a step kind of :mod:`veil.release.steps`; the engines
+(:mod:`veil.release.engine`) give the runner the few primitives the steps need. The
+package orchestrates the public functions of :mod:`veil.ldp`, :mod:`veil.masking`,
+:mod:`veil.geo` and :mod:`veil.anonymity`; it holds no privacy arithmetic of its own.
 
 Example plans ship in ``veil/release/examples`` (:func:`example_plan`).
 """
@@ -27,14 +31,21 @@ from veil.release.ledger import (
     render_ledger,
 )
 from veil.release.plan import Plan, load_plan
+from veil.release.policy import Policy, PolicyError
+from veil.release.progress import Cancelled, CancelToken, Progress
 from veil.release.runner import RunResult, run
 
 __all__ = [
     "BudgetError",
+    "CancelToken",
+    "Cancelled",
     "LedgerMismatchError",
     "LedgerStep",
     "Plan",
     "PlanError",
+    "Policy",
+    "PolicyError",
+    "Progress",
     "ReleaseLedger",
     "RunResult",
     "allocate",

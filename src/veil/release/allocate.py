@@ -28,9 +28,17 @@ from veil.release.plan import (
     Plan,
     PlanarLaplaceMask,
 )
+from veil.release.steps import column_step
 from veil.rng import spawn
 
-__all__ = ["Privatize", "allocate", "needs_sample", "split_budget", "target_allocate"]
+__all__ = [
+    "Privatize",
+    "allocate",
+    "needs_sample",
+    "plan_privatizer",
+    "split_budget",
+    "target_allocate",
+]
 
 Privatize = Callable[[str, float, pd.DataFrame, np.random.Generator], pd.DataFrame]
 """``privatize(column, epsilon, frame, generator)``: the column's treatment at ``epsilon``."""
@@ -290,3 +298,17 @@ def needs_sample(plan: Plan) -> bool:
         isinstance(spec.treatment, LdpTreatment) and spec.treatment.epsilon is None
         for spec in plan.columns.values()
     )
+
+
+def plan_privatizer(plan: Plan) -> Privatize:
+    """The plan's own treatment of each column, run at the epsilon the search tries."""
+
+    def privatize(
+        column: str, epsilon: float, frame: pd.DataFrame, generator: np.random.Generator
+    ) -> pd.DataFrame:
+        treatment = plan.columns[column].treatment.model_copy(update={"epsilon": epsilon})
+        step = column_step(column, treatment)
+        assert step is not None and step.apply is not None
+        return step.apply(frame, generator)
+
+    return privatize

@@ -1,45 +1,31 @@
 """Execution engines of the release runner: where the records live while steps run.
 
-The runner splits a plan into *row steps*, which transform each record on its own (masking,
-local-DP noise, geo masks with a fixed projection), and *table steps*, which need the
-whole table (k-anonymity, cloaking, grid suppression). An engine reads the input and runs
-the row steps.
+The runner (:mod:`veil.release.runner`) sees an engine only through the few primitives
+its steps need (:class:`Engine`):
 
-* :class:`PandasEngine` (default): the table in memory, each row step once over it; the
-  table steps and the outputs work on that frame.
-* :class:`DaskEngine`: the input read as partitions (Parquet row groups or CSV blocks),
-  the row steps run per partition in parallel, each partition with its own independent
-  random stream (:func:`veil.rng.spawn`), so the noise of one partition says nothing
-  about another's and the result has the same distribution as on pandas.
+* ``read``: open the input (hash it, count its rows);
+* ``rows``: the row steps over the input, each step ``i`` and partition ``p`` drawing
+  from ``spawn(streams[i], n_partitions)[p]`` (:func:`veil.rng.spawn`);
+* ``count``: class counts by some keys of the rows' output, a group-by that returns small
+  frames of counts, never records (k-anonymity, grid cells with a minimum count);
+* ``gather``: the rows' output as one pandas frame, for the steps that need the whole
+  table (quadtree cloaking, a projection chosen from the data);
+* ``stream``: the rows' output through a per-partition finisher (generalize, suppress,
+  drop), shuffled, into a sink that writes the release file;
+* ``where``: how the engine describes where a kind of step ran (for the custodian record).
 
-On Dask the runner streams the partitions into the release file
-(:meth:`DaskEngine.stream`), a batch of partitions at a time, so the table never has to
-fit in memory. Table steps that only need class sizes run as distributed group-bys in a
-first pass over the partitions (which returns small frames of counts, never records):
+:class:`PandasEngine` (default) holds the table in memory: its row steps run once over
+the whole frame and every primitive works on that frame. :class:`DaskEngine` reads the
+input as partitions (Parquet row groups or CSV blocks): row steps run per partition in
+parallel, each partition with its own independent random stream, so the noise of one
+partition says nothing about another's and the result has the same distribution as on
+pandas. Its passes (one to count, one to write) recompute the row steps from copies of
+the partitions' streams, so both see exactly the same noise, and the partitions are
+streamed into the release file a batch at a time: the table never has to fit in memory.
 
-* k-anonymity and the other models of the plan's ``anonymization``: records are counted
-  per combination of the quasi-identifiers and the models' sensitive attributes; the
-  lattice search runs on those counts (:func:`veil.anonymity.anonymize` with
-  ``weights=``); then each partition, while streamed, has its quasi-identifiers
-  generalized to the chosen levels and the records of suppressed classes removed (or
-  marked). Levels, suppressed records and metrics are those of a run on the whole table.
-* a ``grid`` mask with ``min_count`` (and a fixed ``centre``): cell centres per
-  partition, a group-by of the centres, then the points of the sparse cells suppressed.
-* the report's risk before and after (in the manifest): :func:`veil.risk.summary` on the
-  class counts of the released quasi-identifiers.
-
-The first pass recomputes the row steps from copies of the partitions' random streams,
-so the second pass sees exactly the same noise (a pass changes no generator). The report
-needs records in memory: on Dask it is built from a deterministic sample, evenly spaced
-partitions holding about 50 000 records (its title says how many). ``cloak`` masks, and
-``grid`` masks without a fixed ``centre`` (their projection is fitted to all the
-points), are not distributed: a plan with one gathers the released partitions into one
-pandas frame, and the manifest's ``execution`` section says so for each such step
-("gathered in memory").
-
-A row step is ``fn(frame, generator) -> frame``. Every engine gives step ``i`` and
-partition ``p`` the stream ``spawn(streams[i], n_partitions)[p]``: on pandas there is
-one partition.
+A release's rows are shuffled with the CSPRNG: on pandas one uniformly random
+permutation of the whole table; on Dask each partition's rows are permuted and the
+partitions are written in a random order (records are not mixed across partitions).
 """
 
 from __future__ import annotations
@@ -49,11 +35,11 @@ import copy
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -61,42 +47,46 @@ import pandas as pd
 from veil.frames import MASKING_ATTR, PRIVACY_ATTR, shuffle_rows
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.plan import InputSpec, Plan
+from veil.release.progress import Reporter
+from veil.release.steps import reads_text
+from veil.release.steps.base import RECORDS, Counted, Step, record_counts
 from veil.rng import spawn
 
 __all__ = [
     "DaskEngine",
     "Engine",
+    "Gathered",
     "InputData",
     "PandasEngine",
     "Probe",
-    "Progress",
-    "RowResult",
-    "RowStep",
+    "Sink",
     "StreamResult",
+    "Where",
     "get_engine",
     "input_digest",
     "input_spec",
     "read_input",
 ]
 
-Progress = Callable[[str], None]
-"""Receives the label of each step as it starts (for progress bars)."""
-
 _DATASET_FILES = {"adult": "adult.csv.gz", "nyc_taxi": "nyc_taxi_2016_sample.csv.gz"}
 _CHUNK = 1 << 20
 
+Where = Literal["row", "counts", "table", "gathered", "input", "order"]
+"""Kinds of work an engine describes: a row step, a counted step, a whole-table step,
+a counted step on a table gathered for a whole-table step, the input read whole, and
+how the released rows are shuffled."""
 
-@dataclass(frozen=True)
-class RowStep:
-    """A step applied to each record on its own: ``fn(frame, generator) -> frame``.
+Finisher = Callable[[pd.DataFrame], pd.DataFrame]
+Probe = Callable[[int, pd.DataFrame, pd.DataFrame], Any]
+"""``probe(p, original, output)``: a small summary of partition ``p`` (on the worker)."""
 
-    ``columns`` names the columns the step reads and writes (empty: unknown); a pass
-    that only needs some columns skips the steps that cannot touch them.
-    """
 
-    label: str
-    fn: Callable[[pd.DataFrame, np.random.Generator], pd.DataFrame]
-    columns: tuple[str, ...] = ()
+class Sink(Protocol):
+    """Where released partitions go (the staged release file), in the order written."""
+
+    def write(self, part: pd.DataFrame) -> None:
+        """Append one partition (or the whole table)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -110,14 +100,17 @@ class InputData:
     columns: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class RowResult:
-    """The row steps' output as one pandas frame, with what the steps recorded.
+@dataclass
+class Recorded:
+    """What the row steps recorded: new ``veil.privacy`` and ``veil.masking`` entries."""
 
-    ``privacy`` and ``masking`` are the new entries of ``attrs["veil.privacy"]`` and
-    ``attrs["veil.masking"]`` (from the first partition: every partition records the
-    same costs). ``timings`` holds seconds per step (pandas) or for all steps (Dask).
-    """
+    privacy: list[dict[str, Any]] = field(default_factory=list)
+    masking: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """The rows' output as one pandas frame, with what the steps recorded."""
 
     frame: pd.DataFrame
     privacy: list[dict[str, Any]]
@@ -125,8 +118,24 @@ class RowResult:
     timings: dict[str, float]
 
 
+@dataclass(frozen=True)
+class StreamResult:
+    """What a stream handed to its sink, and what the steps recorded.
+
+    ``frame`` is the released table when the engine held it in memory (None when the
+    partitions were streamed into the file and never held together).
+    """
+
+    rows: int
+    partitions: int
+    privacy: list[dict[str, Any]]
+    masking: list[dict[str, Any]]
+    timings: dict[str, float]
+    frame: pd.DataFrame | None = None
+
+
 class Engine(Protocol):
-    """What the runner needs from an engine."""
+    """The primitives the runner needs from an engine (see the module docstring)."""
 
     name: str
 
@@ -139,17 +148,49 @@ class Engine(Protocol):
         ...
 
     def original(self, data: InputData) -> pd.DataFrame:
-        """The input as a pandas frame (for the report and the table steps)."""
+        """The input as one pandas frame."""
         ...
 
-    def apply(
+    def partitions(self, data: InputData) -> int:
+        """How many partitions the input has (1 in memory)."""
+        ...
+
+    def where(self, kind: Where) -> str:
+        """Where a kind of work runs on this engine, in words (custodian record)."""
+        ...
+
+    def rows(
         self,
         data: InputData,
-        steps: Sequence[RowStep],
+        steps: Sequence[Step],
         streams: Sequence[np.random.Generator],
-        progress: Progress | None = None,
-    ) -> RowResult:
-        """Run the row steps, step ``i`` drawing from ``streams[i]``; report to ``progress``."""
+        reporter: Reporter,
+    ) -> Any:
+        """The row steps over the input (run now, or in each later pass)."""
+        ...
+
+    def count(
+        self, rows: Any, counted: Mapping[str, Counted], reporter: Reporter
+    ) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+        """Records per combination of each counted step's keys, over the whole table."""
+        ...
+
+    def gather(self, rows: Any, reporter: Reporter) -> Gathered:
+        """The rows' output as one pandas frame."""
+        ...
+
+    def stream(
+        self,
+        rows: Any,
+        sink: Sink,
+        reporter: Reporter,
+        *,
+        finish: Finisher | None = None,
+        probe: Probe | None = None,
+        collect: Callable[[int, Any], None] | None = None,
+        order: np.random.Generator | None = None,
+    ) -> StreamResult:
+        """The rows' output, finished, shuffled with ``order``, into ``sink``."""
         ...
 
 
@@ -211,8 +252,7 @@ def input_spec(plan: Plan) -> InputSpec:
     textual = [
         n
         for n, s in plan.columns.items()
-        if s.treatment.method in ("hmac", "token", "ff1", "redact")
-        and n not in plan.input.text_columns
+        if reads_text(s.treatment) and n not in plan.input.text_columns
     ]
     if not textual:
         return plan.input
@@ -278,23 +318,58 @@ def _new_entries(before: pd.DataFrame, after: pd.DataFrame, key: str) -> list[di
 
 def _run_steps(
     frame: pd.DataFrame,
-    steps: Sequence[RowStep],
+    steps: Sequence[Step],
     streams: Sequence[np.random.Generator],
-    progress: Progress | None = None,
-) -> tuple[pd.DataFrame, list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
-    privacy: list[dict[str, Any]] = []
-    masking: list[dict[str, Any]] = []
+    reporter: Reporter | None = None,
+) -> tuple[pd.DataFrame, Recorded, dict[str, float]]:
+    """The steps in order over one frame, step ``i`` drawing from ``streams[i]``."""
+    recorded = Recorded()
     timings: dict[str, float] = {}
     for step, stream in zip(steps, streams, strict=True):
-        if progress is not None:
-            progress(step.label)
+        if reporter is not None:
+            reporter.step("protect", step.label)
+        assert step.apply is not None, f"{step.label}: a row step without rows part"
         start = time.perf_counter()
-        out = step.fn(frame, stream)
-        privacy.extend(_new_entries(frame, out, PRIVACY_ATTR))
-        masking.extend(_new_entries(frame, out, MASKING_ATTR))
+        out = step.apply(frame, stream)
+        recorded.privacy.extend(_new_entries(frame, out, PRIVACY_ATTR))
+        recorded.masking.extend(_new_entries(frame, out, MASKING_ATTR))
         timings[step.label] = time.perf_counter() - start
         frame = out
-    return frame, privacy, masking, timings
+    return frame, recorded, timings
+
+
+_Keys = dict[str, tuple[list[str], bool]]
+"""Per counted step: its keys and whether only records with every key present count."""
+
+
+def _keys(counted: Mapping[str, Counted]) -> _Keys:
+    """What a counting probe needs of the counted steps (it travels to the workers)."""
+    return {name: (list(c.keys), c.present_only) for name, c in counted.items()}
+
+
+def _counts_of(frame: pd.DataFrame, keys: _Keys) -> dict[str, pd.DataFrame]:
+    """Records per combination of each step's keys (of present keys, where asked)."""
+    return {
+        name: record_counts(frame[columns].dropna() if present else frame, columns)
+        for name, (columns, present) in keys.items()
+    }
+
+
+def _partitions(n: int) -> str:
+    return f"{n} partition{'s' if n != 1 else ''}"
+
+
+# ------------------------------------------------------------------------- pandas
+
+
+@dataclass(frozen=True)
+class HeldRows:
+    """Rows held in memory: the input and the row steps' output (pandas)."""
+
+    original: pd.DataFrame
+    frame: pd.DataFrame
+    recorded: Recorded
+    timings: dict[str, float]
 
 
 class PandasEngine:
@@ -320,17 +395,123 @@ class PandasEngine:
         frame: pd.DataFrame = data.table
         return frame
 
-    def apply(
+    def partitions(self, data: InputData) -> int:
+        """One: the whole table."""
+        return 1
+
+    def where(self, kind: Where) -> str:
+        """Everything runs in memory; the rows are shuffled as one table."""
+        if kind == "order":
+            return "shuffled with the CSPRNG (a uniformly random permutation)"
+        return "in memory"
+
+    def rows(
         self,
         data: InputData,
-        steps: Sequence[RowStep],
+        steps: Sequence[Step],
         streams: Sequence[np.random.Generator],
-        progress: Progress | None = None,
-    ) -> RowResult:
-        """Run the steps in order over the frame (one partition)."""
-        children = [spawn(s, 1)[0] for s in streams]
-        frame, privacy, masking, timings = _run_steps(data.table, steps, children, progress)
-        return RowResult(frame, privacy, masking, timings)
+        reporter: Reporter,
+    ) -> HeldRows:
+        """Run the steps now, in order, over the frame (one partition)."""
+        children = [spawn(copy.deepcopy(s), 1)[0] for s in streams]
+        frame, recorded, timings = _run_steps(data.table, steps, children, reporter)
+        return HeldRows(data.table, frame, recorded, timings)
+
+    def hold(self, original: pd.DataFrame, gathered: Gathered) -> HeldRows:
+        """Rows another engine gathered, held in memory for the steps after them."""
+        return HeldRows(
+            original, gathered.frame, Recorded(gathered.privacy, gathered.masking), {}
+        )
+
+    def count(
+        self, rows: HeldRows, counted: Mapping[str, Counted], reporter: Reporter
+    ) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+        """A group-by of the frame per counted step."""
+        start = time.perf_counter()
+        counts = _counts_of(rows.frame, _keys(counted))
+        return counts, {"class counts (in memory)": time.perf_counter() - start}
+
+    def gather(self, rows: HeldRows, reporter: Reporter) -> Gathered:
+        """The frame itself."""
+        recorded = rows.recorded
+        return Gathered(rows.frame, recorded.privacy, recorded.masking, rows.timings)
+
+    def stream(
+        self,
+        rows: HeldRows,
+        sink: Sink,
+        reporter: Reporter,
+        *,
+        finish: Finisher | None = None,
+        probe: Probe | None = None,
+        collect: Callable[[int, Any], None] | None = None,
+        order: np.random.Generator | None = None,
+    ) -> StreamResult:
+        """Finish the frame, shuffle it whole with ``order``, hand it to ``sink``."""
+        start = time.perf_counter()
+        out = rows.frame if finish is None else finish(rows.frame)
+        if order is not None:
+            out = shuffle_rows(out, order)
+        if probe is not None and collect is not None:
+            collect(0, probe(0, rows.original, out))
+        reporter.check("write")
+        sink.write(out)
+        recorded = rows.recorded
+        timings = {**rows.timings, "finish and write": time.perf_counter() - start}
+        return StreamResult(len(out), 1, recorded.privacy, recorded.masking, timings, out)
+
+
+# --------------------------------------------------------------------------- dask
+
+
+@dataclass(frozen=True)
+class PartitionedRows:
+    """Row steps to run over the partitions, in each pass, from copies of the streams."""
+
+    data: InputData
+    steps: tuple[Step, ...]
+    streams: tuple[np.random.Generator, ...]
+
+
+def _partition(
+    p: int,
+    part: pd.DataFrame,
+    steps: Sequence[Step],
+    streams: Sequence[np.random.Generator],
+    finish: Finisher | None,
+    probe: Probe | None,
+    keep: bool,
+    shuffler: np.random.Generator | None = None,
+) -> tuple[pd.DataFrame | None, Recorded, Any, int]:
+    """One partition through the steps (from copies of its streams), finish and probe."""
+    if not part.index.is_unique:
+        # The probe pairs output records with their originals by label.
+        part = part.reset_index(drop=True)
+    copies = [copy.deepcopy(s) for s in streams]
+    out, recorded, _ = _run_steps(part, steps, copies)
+    if finish is not None:
+        out = finish(out)
+    if shuffler is not None:
+        out = shuffle_rows(out, copy.deepcopy(shuffler))
+    probed = probe(p, part, out) if probe is not None else None
+    return (out if keep else None), recorded, probed, len(out)
+
+
+def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """A default range index (partitions each start theirs at 0)."""
+    return frame.reset_index(drop=True)
+
+
+def _same_costs(first: Recorded | None, other: Recorded) -> Recorded:
+    """Every partition must record the same costs (the ledger is per record)."""
+    if first is None:
+        return other
+    if other.privacy != first.privacy:
+        raise LedgerMismatchError(
+            "partitions recorded different privacy costs: "
+            f"{other.privacy} and {first.privacy}; nothing was written"
+        )
+    return first
 
 
 class DaskEngine:
@@ -361,6 +542,21 @@ class DaskEngine:
     """
 
     name = "dask"
+
+    _WHERE: Mapping[str, str] = {
+        "row": "per partition",
+        "counts": "distributed",
+        "table": "gathered in memory: this step needs the whole table and is not distributed",
+        "gathered": "gathered in memory: the table was gathered for another table step",
+        "input": (
+            "gathered in memory: the input was read whole to draw the sample the utility "
+            "target is measured on"
+        ),
+        "order": (
+            "shuffled with the CSPRNG within each partition, and the partitions written in "
+            "a random order; records are not mixed across partitions"
+        ),
+    }
 
     def __init__(
         self,
@@ -455,44 +651,87 @@ class DaskEngine:
         (frame,) = self._compute(data.table)
         return _clean_index(frame)
 
-    def apply(
+    def partitions(self, data: InputData) -> int:
+        """The number of partitions of the input."""
+        return int(data.table.npartitions)
+
+    def where(self, kind: Where) -> str:
+        """Row steps per partition, counts distributed, whole-table steps gathered."""
+        return self._WHERE[kind]
+
+    def rows(
         self,
         data: InputData,
-        steps: Sequence[RowStep],
+        steps: Sequence[Step],
         streams: Sequence[np.random.Generator],
-        progress: Progress | None = None,
-    ) -> RowResult:
-        """Run the steps over every partition, each with its own child streams."""
+        reporter: Reporter,
+    ) -> PartitionedRows:
+        """Nothing runs yet: each later pass runs the steps per partition."""
+        return PartitionedRows(data, tuple(steps), tuple(streams))
+
+    def count(
+        self, rows: PartitionedRows, counted: Mapping[str, Counted], reporter: Reporter
+    ) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+        """A first pass: class counts per partition, summed on the client.
+
+        Only the row steps that write a counted column run in this pass, each on its
+        own stream: the counted values are those the writing pass releases.
+        """
+        start = time.perf_counter()
+        needed = {c for spec in counted.values() for c in spec.keys}
+        useful = [
+            i
+            for i, step in enumerate(rows.steps)
+            if not step.columns or needed & set(step.columns)
+        ]
+        scan = PartitionedRows(
+            rows.data,
+            tuple(rows.steps[i] for i in useful),
+            tuple(rows.streams[i] for i in useful),
+        )
+        sums = {name: _Counts(list(spec.keys)) for name, spec in counted.items()}
+
+        def collect(_p: int, found: dict[str, pd.DataFrame]) -> None:
+            for name, counts in found.items():
+                sums[name].add(counts)
+
+        keys = _keys(counted)
+        result = self._pass(
+            scan, None, reporter, probe=lambda _p, _o, part: _counts_of(part, keys), collect=collect
+        )
+        timing = {f"class counts ({_partitions(result.partitions)})": time.perf_counter() - start}
+        return {name: s.frame() for name, s in sums.items()}, timing
+
+    def gather(self, rows: PartitionedRows, reporter: Reporter) -> Gathered:
+        """Run the steps over every partition and concatenate the outputs."""
         from dask.delayed import delayed
 
-        parts = data.table.to_delayed()
-        if progress is not None:
-            progress(f"{len(steps)} row steps on {len(parts)} partitions")
-        per_step = [spawn(s, len(parts)) for s in streams]
+        parts = rows.data.table.to_delayed()
+        reporter.step("protect", f"{len(rows.steps)} row steps on {_partitions(len(parts))}")
+        per_step = [spawn(copy.deepcopy(s), len(parts)) for s in rows.streams]
         tasks = [
-            delayed(_run_steps)(part, steps, [children[p] for children in per_step])
+            delayed(_run_steps)(part, rows.steps, [children[p] for children in per_step])
             for p, part in enumerate(parts)
         ]
         start = time.perf_counter()
         results = self._compute(*tasks)
         elapsed = time.perf_counter() - start
+        reporter.check("the whole-table steps")
         frame = _clean_index(pd.concat([r[0] for r in results]))
-        privacy, masking = (results[0][1], results[0][2]) if results else ([], [])
-        return RowResult(frame, privacy, masking, {f"row steps ({len(parts)} partitions)": elapsed})
-
-    def partitions(self, data: InputData) -> int:
-        """The number of partitions of the input."""
-        return int(data.table.npartitions)
+        first: Recorded | None = None
+        for _, recorded, _ in results:
+            first = _same_costs(first, recorded)
+        recorded = first or Recorded()
+        timings = {f"row steps ({_partitions(len(parts))})": elapsed}
+        return Gathered(frame, recorded.privacy, recorded.masking, timings)
 
     def stream(
         self,
-        data: InputData,
-        steps: Sequence[RowStep],
-        streams: Sequence[np.random.Generator],
-        sink: Callable[[pd.DataFrame], None] | None,
-        progress: Progress | None = None,
+        rows: PartitionedRows,
+        sink: Sink,
+        reporter: Reporter,
         *,
-        finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+        finish: Finisher | None = None,
         probe: Probe | None = None,
         collect: Callable[[int, Any], None] | None = None,
         order: np.random.Generator | None = None,
@@ -501,46 +740,32 @@ class DaskEngine:
 
         Partitions are computed ``batch`` at a time, in parallel, and released to the
         sink before the next batch starts: memory holds one batch of partitions, never
-        the whole table (the path for data larger than memory). Partition ``p`` of step
-        ``i`` draws from ``spawn(streams[i], n_partitions)[p]``, as in :meth:`apply`.
-
-        Each partition draws from a copy of its streams, so two passes over the input
-        (one to count classes, one to write) see the same noise: a pass changes no
-        generator.
-
-        Parameters
-        ----------
-        data, steps, streams, progress
-            As for :meth:`apply`.
-        sink : callable or None
-            Receives each partition's output, in partition order; None for a pass that
-            only probes (the outputs stay on the workers).
-        finish : callable, optional
-            Applied to each partition's output after the steps, on the worker (drop
-            columns, generalize, remove suppressed records).
-        probe : callable, optional
-            ``probe(p, original, output)`` runs on the worker for partition ``p``; its
-            (small) result goes to ``collect(p, result)`` on the client (class counts of
-            a distributed group-by, a report sample).
-        order : numpy.random.Generator, optional
-            Shuffle the released records: each partition's output rows are permuted
-            (from the partition's own child stream) and the partitions go to ``sink`` in
-            a random order. Records are not mixed across partitions: an output block
-            holds the records of one input partition. Without it, partitions go to the
-            sink in input order, unshuffled.
-
-        Raises
-        ------
-        LedgerMismatchError
-            Two partitions recorded different privacy costs.
+        the whole table. With ``order``, each partition's output rows are permuted (from
+        the partition's own child stream) and the partitions go to the sink in a random
+        order; records are not mixed across partitions.
         """
+        return self._pass(
+            rows, sink, reporter, finish=finish, probe=probe, collect=collect, order=order
+        )
+
+    def _pass(
+        self,
+        rows: PartitionedRows,
+        sink: Sink | None,
+        reporter: Reporter,
+        *,
+        finish: Finisher | None = None,
+        probe: Probe | None = None,
+        collect: Callable[[int, Any], None] | None = None,
+        order: np.random.Generator | None = None,
+    ) -> StreamResult:
         from dask.delayed import delayed
 
-        parts = data.table.to_delayed()
+        parts = rows.data.table.to_delayed()
         # Children are derived from copies of the step streams: every pass over the
         # input (one to count classes, one to write) gets the same children, so the
         # records the search counted are the records released.
-        per_step = [spawn(copy.deepcopy(s), len(parts)) for s in streams]
+        per_step = [spawn(copy.deepcopy(s), len(parts)) for s in rows.streams]
         shufflers: list[np.random.Generator | None] = [None] * len(parts)
         sequence = list(range(len(parts)))
         if order is not None:
@@ -548,18 +773,18 @@ class DaskEngine:
             shufflers = list(children)
             sequence = [int(p) for p in draw.permutation(len(parts))]
         batch = self.batch or os.cpu_count() or 1
-        rows = 0
-        first: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        total = 0
+        first: Recorded | None = None
+        phase: Literal["protect", "write"] = "protect" if sink is None else "write"
         start = time.perf_counter()
         for begin in range(0, len(parts), batch):
-            if progress is not None:
-                progress(f"partitions {begin + 1}-{min(begin + batch, len(parts))} of {len(parts)}")
+            reporter.check("the next partitions")
             chosen = sequence[begin : begin + batch]
             tasks = [
                 delayed(_partition)(
                     p,
                     parts[p],
-                    steps,
+                    rows.steps,
                     [children[p] for children in per_step],
                     finish,
                     probe,
@@ -568,74 +793,46 @@ class DaskEngine:
                 )
                 for p in chosen
             ]
-            results = self._compute(*tasks)
-            for p, (frame, privacy, masking, probed, count) in zip(chosen, results, strict=True):
-                if first is None:
-                    first = (privacy, masking)
-                elif privacy != first[0]:
-                    raise LedgerMismatchError(
-                        "partitions recorded different privacy costs: "
-                        f"{privacy} and {first[0]}; nothing was written"
-                    )
-                rows += count
+            for p, (frame, recorded, probed, count) in zip(
+                chosen, self._compute(*tasks), strict=True
+            ):
+                first = _same_costs(first, recorded)
+                total += count
                 if collect is not None:
                     collect(p, probed)
-                if sink is not None:
-                    sink(frame)
+                if sink is not None and frame is not None:
+                    sink.write(frame)
+            reporter.partitions(phase, None, begin + len(chosen), len(parts), total)
         elapsed = time.perf_counter() - start
-        privacy, masking = first if first is not None else ([], [])
+        recorded = first or Recorded()
         what = "row steps and write" if sink is not None else "row steps and counts"
         return StreamResult(
-            rows,
+            total,
             len(parts),
-            privacy,
-            masking,
-            {f"{what}, streamed ({len(parts)} partitions)": elapsed},
+            recorded.privacy,
+            recorded.masking,
+            {f"{what}, streamed ({_partitions(len(parts))})": elapsed},
         )
 
 
-Probe = Callable[[int, pd.DataFrame, pd.DataFrame], Any]
-"""``probe(p, original, output)``: a small summary of partition ``p`` (on the worker)."""
+class _Counts:
+    """Class counts summed over partitions: the reduce side of a distributed group-by."""
 
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._parts: list[pd.DataFrame] = []
 
-def _partition(
-    p: int,
-    part: pd.DataFrame,
-    steps: Sequence[RowStep],
-    streams: Sequence[np.random.Generator],
-    finish: Callable[[pd.DataFrame], pd.DataFrame] | None,
-    probe: Probe | None,
-    keep: bool,
-    shuffler: np.random.Generator | None = None,
-) -> tuple[pd.DataFrame | None, list[dict[str, Any]], list[dict[str, Any]], Any, int]:
-    """One partition through the steps (from copies of its streams), finish and probe."""
-    if not part.index.is_unique:
-        # The probe pairs output records with their originals by label.
-        part = part.reset_index(drop=True)
-    copies = [copy.deepcopy(s) for s in streams]
-    out, privacy, masking, _ = _run_steps(part, steps, copies)
-    if finish is not None:
-        out = finish(out)
-    if shuffler is not None:
-        out = shuffle_rows(out, copy.deepcopy(shuffler))
-    probed = probe(p, part, out) if probe is not None else None
-    return (out if keep else None), privacy, masking, probed, len(out)
+    def add(self, part: pd.DataFrame) -> None:
+        self._parts.append(part)
+        if len(self._parts) >= 32:
+            self._parts = [self.frame()]
 
-
-@dataclass(frozen=True)
-class StreamResult:
-    """What a streamed run of the row steps handed to its sink, and what it recorded."""
-
-    rows: int
-    partitions: int
-    privacy: list[dict[str, Any]]
-    masking: list[dict[str, Any]]
-    timings: dict[str, float]
-
-
-def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
-    """A default range index (partitions each start theirs at 0)."""
-    return frame.reset_index(drop=True)
+    def frame(self) -> pd.DataFrame:
+        if not self._parts:
+            return pd.DataFrame({**{c: [] for c in self.columns}, RECORDS: []})
+        both = pd.concat(self._parts, ignore_index=True)
+        summed = both.groupby(self.columns, dropna=False, observed=True, sort=False)[RECORDS]
+        return summed.sum().reset_index()
 
 
 _LOCAL_SCHEDULERS = ("threads", "synchronous", "processes", "local")

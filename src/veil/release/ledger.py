@@ -1,12 +1,12 @@
 """The privacy ledger of a release plan, built before any data is read.
 
 Each step of the plan gets the :class:`~veil.mechanisms.PrivacyCost` its mechanism
-reports for the plan's parameters: the ledger builds the mechanism objects of
-:mod:`veil.mechanisms` (the same classes the data functions use) and asks them for
-their cost, so that calibration details, such as the exponential mechanism's exact
-channel epsilon, come from one place. Costs are then composed per record under
-sequential composition (Dwork and Roth 2014, Theorem 3.16) with
-:class:`~veil.mechanisms.PrivacyLedger`, per notion: ``ldp`` (epsilon and delta per
+reports for the plan's parameters: each step kind (:mod:`veil.release.steps`) builds
+the mechanism objects of :mod:`veil.mechanisms` (the same classes the data functions
+use) and asks them for their cost, so that calibration details, such as the
+exponential mechanism's exact channel epsilon, come from one place. Costs are then
+composed per record under sequential composition (Dwork and Roth 2014, Theorem 3.16)
+with :class:`~veil.mechanisms.PrivacyLedger`, per notion: ``ldp`` (epsilon and delta per
 record), ``metric`` (epsilon per metre) and ``syntactic`` (k, l, t models; no epsilon).
 
 A plan whose totals exceed its declared budget is refused (:func:`check_budget`) before
@@ -24,29 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from veil.errors import ParameterError
-from veil.mechanisms import (
-    BinaryRandomizedResponse,
-    Exponential,
-    Gaussian,
-    Laplace,
-    PlanarLaplace,
-    PrivacyCost,
-    PrivacyLedger,
-    RandomizedResponse,
-    ordinal_scores,
-)
-from veil.release.errors import BudgetError, PlanError
-from veil.release.plan import (
-    AnonymizationSpec,
-    Budget,
-    CloakMask,
-    ExponentialTreatment,
-    GaussianTreatment,
-    LaplaceTreatment,
-    Plan,
-    PlanarLaplaceMask,
-    RandomizedResponseTreatment,
-)
+from veil.mechanisms import PrivacyCost, PrivacyLedger
+from veil.release.errors import BudgetError
+from veil.release.plan import Budget, Plan
+from veil.release.steps import ANONYMIZATION, LOCATIONS, planned_column
+from veil.release.steps.base import LedgerStep
 
 __all__ = [
     "LedgerStep",
@@ -58,54 +40,6 @@ __all__ = [
 ]
 
 _REL_TOL = 1e-9
-_NO_GUARANTEE = {
-    "keep": "none: released as is",
-    "drop": "removed from the release",
-    "redact": "value removed (deterministic)",
-    "hmac": "keyed pseudonym: reveals equality only, without the key",
-    "token": "random token: reveals equality only, without the vault",
-    "ff1": "format-preserving encryption: reveals equality and format, without the key",
-    "generalize": "generalized (deterministic); no formal guarantee by itself",
-    "grid": "aggregated to grid cells; no formal guarantee",
-    "jitter": "random displacement; no formal guarantee",
-    "donut": "random displacement outside a minimum radius; no formal guarantee",
-}
-
-
-@dataclass(frozen=True)
-class LedgerStep:
-    """One step of a plan and what it spends.
-
-    Attributes
-    ----------
-    scope : str
-        The column, ``"lat, lon"`` for a location pair, or ``"table"``.
-    step : str
-        The treatment, mask or ``"anonymization"``.
-    parameters : dict
-        The step's public parameters as planned (never a key).
-    cost : PrivacyCost or None
-        What the mechanism reports it spends; None for steps that make no privacy
-        claim (masking, generalization, keeping a column).
-    guarantee : str
-        One sentence on what the step protects.
-    """
-
-    scope: str
-    step: str
-    parameters: dict[str, Any]
-    cost: PrivacyCost | None
-    guarantee: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "scope": self.scope,
-            "step": self.step,
-            "parameters": self.parameters,
-            "cost": None if self.cost is None else dataclasses.asdict(self.cost),
-            "guarantee": self.guarantee,
-        }
 
 
 @dataclass(frozen=True)
@@ -195,121 +129,6 @@ class ReleaseLedger:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _epsilon(path: str, value: float | None) -> float:
-    if value is None:
-        raise PlanError(f"{path}.epsilon: not set (allocate the budget first)")
-    return value
-
-
-def _mechanism_cost(name: str, treatment: Any) -> tuple[PrivacyCost, str] | None:
-    """The cost reported by the mechanism a treatment runs, and its guarantee."""
-    path = f"columns.{name}.treatment"
-    if isinstance(treatment, LaplaceTreatment):
-        lo, hi = treatment.bounds
-        eps = _epsilon(path, treatment.epsilon)
-        mechanism: Any = Laplace(eps, lo, hi, resolution=treatment.resolution)
-        return mechanism.cost(name), "epsilon-local DP per record (Laplace on public bounds)"
-    if isinstance(treatment, GaussianTreatment):
-        lo, hi = treatment.bounds
-        eps = _epsilon(path, treatment.epsilon)
-        mechanism = Gaussian(
-            eps,
-            treatment.delta,
-            lo,
-            hi,
-            calibration=treatment.calibration,
-            resolution=treatment.resolution,
-        )
-        return mechanism.cost(name), (
-            "(epsilon, delta)-local DP per record (Gaussian on public bounds)"
-        )
-    if isinstance(treatment, ExponentialTreatment):
-        eps = _epsilon(path, treatment.epsilon)
-        k = len(treatment.domain)
-        if treatment.ordinal:
-            mechanism = Exponential(
-                eps, scores=ordinal_scores(k), calibration=treatment.calibration
-            )
-        else:
-            mechanism = Exponential(eps, k, calibration=treatment.calibration)
-        return mechanism.cost(name), (
-            "epsilon-local DP per record (exponential mechanism, exact channel epsilon)"
-        )
-    if isinstance(treatment, RandomizedResponseTreatment):
-        eps = _epsilon(path, treatment.epsilon)
-        k = len(treatment.domain)
-        mechanism = BinaryRandomizedResponse(eps) if k == 2 else RandomizedResponse(eps, k)
-        return mechanism.cost(name), "epsilon-local DP per record (randomized response)"
-    return None
-
-
-def _public(model: Any) -> dict[str, Any]:
-    params: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-    params.pop("weight", None)
-    return params
-
-
-def _column_step(name: str, treatment: Any) -> LedgerStep:
-    try:
-        found = _mechanism_cost(name, treatment)
-    except ParameterError as exc:
-        raise PlanError(f"columns.{name}.treatment: {exc}") from None
-    if found is None:
-        return LedgerStep(
-            name, treatment.method, _public(treatment), None, _NO_GUARANTEE[treatment.method]
-        )
-    return LedgerStep(name, treatment.method, _public(treatment), found[0], found[1])
-
-
-def _location_step(index: int, loc: Any) -> LedgerStep:
-    path = f"locations.{index}.mask"
-    mask = loc.mask
-    params = {**_public(mask), "lat": loc.lat, "lon": loc.lon}
-    if loc.centre is not None:
-        params["centre"] = list(loc.centre)
-    cost: PrivacyCost | None = None
-    guarantee = _NO_GUARANTEE.get(mask.method, "")
-    if isinstance(mask, PlanarLaplaceMask):
-        try:
-            one = PlanarLaplace(_epsilon(path, mask.epsilon)).cost(loc.name)
-        except ParameterError as exc:
-            raise PlanError(f"{path}: {exc}") from None
-        cost = one
-        for _ in range(mask.reports - 1):
-            cost = cost + one
-        guarantee = "epsilon-geo-indistinguishability (epsilon per metre, planar Laplace)"
-    elif isinstance(mask, CloakMask):
-        cost = PrivacyCost(
-            0.0, 0.0, "syntactic", "record", loc.name, f"quadtree cloaking (k={mask.k})"
-        )
-        guarantee = f"each reported cell holds at least {mask.k} locations (syntactic)"
-    return LedgerStep(loc.name, mask.method, params, cost, guarantee)
-
-
-def _model_text(model: Any) -> str:
-    params = model.model_dump(exclude={"model"})
-    return f"{model.model}(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-
-
-def _anonymization_step(spec: AnonymizationSpec) -> LedgerStep:
-    models = ", ".join(_model_text(m) for m in spec.models)
-    params = {
-        "quasi_identifiers": list(spec.quasi_identifiers),
-        "models": [m.model_dump(mode="json") for m in spec.models],
-        "max_suppression": spec.max_suppression,
-        "metric": spec.metric,
-        "suppression": spec.suppression,
-    }
-    cost = PrivacyCost(0.0, 0.0, "syntactic", "record", "table", models)
-    return LedgerStep(
-        "table",
-        "anonymization",
-        params,
-        cost,
-        f"every released class of {list(spec.quasi_identifiers)} satisfies {models}",
-    )
-
-
 def plan_ledger(plan: Plan) -> ReleaseLedger:
     """Build the ledger of an (allocated) plan without reading any data.
 
@@ -329,7 +148,7 @@ def plan_ledger(plan: Plan) -> ReleaseLedger:
         A step's parameters are refused by its mechanism (for example a classic
         Gaussian with epsilon > 1); the message names the field path.
     """
-    steps = [_column_step(name, spec.treatment) for name, spec in plan.columns.items()]
+    steps = [planned_column(name, spec.treatment) for name, spec in plan.columns.items()]
     if plan.anonymization is not None:
         # A kept quasi-identifier is generalized by the table-level step.
         qis = plan.anonymization.quasi_identifiers
@@ -343,9 +162,9 @@ def plan_ledger(plan: Plan) -> ReleaseLedger:
             else s
             for s in steps
         ]
-    steps.extend(_location_step(i, loc) for i, loc in enumerate(plan.locations))
+    steps.extend(LOCATIONS.planned(i, loc) for i, loc in enumerate(plan.locations))
     if plan.anonymization is not None:
-        steps.append(_anonymization_step(plan.anonymization))
+        steps.append(ANONYMIZATION.planned(plan.anonymization))
     return ReleaseLedger(plan.name, tuple(steps), plan.budget)
 
 

@@ -24,7 +24,6 @@ committed is removed again: a refused or failed run writes nothing.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import secrets
@@ -33,8 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from veil.release.errors import PlanError
+from veil.release.plan import Plan
+from veil.release.writer import sha256_file
 
-__all__ = ["MANIFEST", "OutputSet", "verify_release"]
+__all__ = [
+    "MANIFEST",
+    "OutputSet",
+    "check_outputs_apart_from_inputs",
+    "custodian_folder",
+    "plan_inputs",
+    "verify_release",
+]
 
 MANIFEST = "manifest.json"
 _PREFIX = ".veil-staging-"
@@ -161,17 +169,59 @@ def _missing_parents(folder: Path) -> list[Path]:
     return missing
 
 
+def custodian_folder(plan: Plan, out: Path) -> Path:
+    """The custodian folder: ``output.custodian_dir``, else ``<out>.custodian`` beside it."""
+    if plan.output.custodian_dir is not None:
+        return Path(plan.output.custodian_dir)
+    resolved = out.resolve()
+    return resolved.parent / f"{resolved.name}.custodian"
+
+
+def plan_inputs(plan: Plan) -> list[Path]:
+    """Every file the plan reads (input, hierarchies, keys, vault, target sample)."""
+    paths: list[Path] = []
+    if plan.input.path is not None:
+        paths.append(Path(plan.input.path))
+    for spec in plan.columns.values():
+        treatment = spec.treatment
+        for name in ("hierarchy", "key_file"):
+            value = getattr(treatment, name, None)
+            if value is not None:
+                paths.append(Path(value))
+        vault = getattr(treatment, "vault", None)
+        if isinstance(vault, str) and "://" not in vault:
+            paths.append(Path(vault))
+    if plan.anonymization is not None:
+        paths.extend(Path(h.path) for h in plan.anonymization.quasi_identifiers.values())
+    if plan.budget.target is not None and plan.budget.target.sample is not None:
+        paths.append(Path(plan.budget.target.sample))
+    return paths
+
+
+def check_outputs_apart_from_inputs(plan: Plan, out: Path, custodian: Path) -> None:
+    """No output may overwrite a file the plan reads (nothing is written otherwise)."""
+    targets = {
+        (out / plan.output.filename).resolve(): "the release file",
+        (out / "manifest.json").resolve(): "the manifest",
+        (custodian / "custodian.json").resolve(): "the custodian record",
+        (custodian / "report.html").resolve(): "the report",
+    }
+    for source in plan_inputs(plan):
+        resolved = source.resolve()
+        if resolved in targets:
+            raise PlanError(
+                f"output: {targets[resolved]} would overwrite {os.fspath(source)!r}, which "
+                "the plan reads; write the release to another folder"
+            )
+        if source.is_dir() and (out.resolve() == resolved or resolved in out.resolve().parents):
+            raise PlanError(
+                f"output: the release folder is inside the input folder {os.fspath(source)!r}"
+            )
+
+
 def _inside(path: Path, folder: Path) -> bool:
     a, b = path.resolve(), folder.resolve()
     return a == b or b in a.parents
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify_release(release_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -213,7 +263,7 @@ def verify_release(release_dir: str | os.PathLike[str]) -> dict[str, Any]:
         target = folder / str(entry["file"])
         if not target.is_file():
             raise PlanError(f"release: the {label} file {target.name!r} is missing")
-        if _sha256(target) != entry["sha256"]:
+        if sha256_file(target) != entry["sha256"]:
             raise PlanError(
                 f"release: the {label} file {target.name!r} differs from the one the "
                 "manifest records (another run's file, or a modified one)"

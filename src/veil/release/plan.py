@@ -43,84 +43,115 @@ Shorthands: a treatment may be a bare method name (``keep``, ``drop``, ``redact`
 
 from __future__ import annotations
 
-import math
 import os
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from veil.release.errors import PlanError
+from veil.release.schema import (
+    ALLOW_OUTSIDE,
+    CONTAIN,
+    PATH_CONTEXT,
+    Missing,
+    Role,
+    Scalar,
+    SpecModel,
+    resolve_path,
+    tagged,
+)
+from veil.release.steps import TREATMENTS, Treatment
+from veil.release.steps.anonymize import (
+    MODELS,
+    AnonymizationSpec,
+    DistinctLDiversitySpec,
+    EntropyLDiversitySpec,
+    HierarchySpec,
+    KAnonymitySpec,
+    ModelSpec,
+    RecursiveCLDiversitySpec,
+    TClosenessSpec,
+)
+from veil.release.steps.generalize import GeneralizeTreatment
+from veil.release.steps.ldp import (
+    LDP_METHODS,
+    ExponentialTreatment,
+    GaussianTreatment,
+    LaplaceTreatment,
+    LdpTreatment,
+    RandomizedResponseTreatment,
+)
+from veil.release.steps.location import (
+    MASKS,
+    CloakMask,
+    DonutMask,
+    GridMask,
+    JitterMask,
+    LocationSpec,
+    Mask,
+    PlanarLaplaceMask,
+)
+from veil.release.steps.masking import Ff1Treatment, HmacTreatment, RedactTreatment, TokenTreatment
+from veil.release.steps.passthrough import DropTreatment, KeepTreatment
 
+# The specs of the treatments, masks and models live with their step kinds
+# (veil.release.steps); they are re-exported here, where the plan is assembled.
 __all__ = [
     "LDP_METHODS",
     "AnonymizationSpec",
     "Budget",
+    "CloakMask",
     "ColumnSpec",
+    "DistinctLDiversitySpec",
+    "DonutMask",
+    "DropTreatment",
+    "EngineSpec",
+    "EntropyLDiversitySpec",
     "EvaluationSpec",
+    "ExponentialTreatment",
+    "Ff1Treatment",
+    "GaussianTreatment",
+    "GeneralizeTreatment",
+    "GridMask",
+    "HierarchySpec",
+    "HmacTreatment",
     "InputSpec",
+    "JitterMask",
+    "KAnonymitySpec",
+    "KeepTreatment",
+    "LaplaceTreatment",
+    "LdpTreatment",
     "LocationSpec",
+    "Mask",
+    "Missing",
+    "ModelSpec",
     "OutputSpec",
     "Plan",
     "PlanError",
+    "PlanarLaplaceMask",
+    "RandomizedResponseTreatment",
+    "RecursiveCLDiversitySpec",
+    "RedactTreatment",
+    "Role",
+    "Scalar",
+    "TClosenessSpec",
+    "TargetSpec",
+    "TokenTreatment",
     "Treatment",
     "load_plan",
 ]
 
-Role = Literal["identifier", "quasi_identifier", "sensitive", "insensitive"]
-Missing = Literal["error", "keep"]
-Scalar = str | int | float | bool
-
-LDP_METHODS = ("laplace", "gaussian", "exponential", "randomized_response")
-"""Treatments that spend local-DP budget (epsilon per record)."""
-
-_PATH_CONTEXT = "base_dir"
-_CONTAIN = "contain"
-_ALLOW_OUTSIDE = "allow_outside"
+_Model = SpecModel
+_resolve = resolve_path
+_TREATMENTS = TREATMENTS
+_MASKS = MASKS
+_MODELS = MODELS
+_IDENTIFIER_TREATMENTS = ("drop", "redact", "hmac", "token", "ff1")
 # Field names whose values may be secrets: never echoed in an error.
 _SECRET_WORDS = ("key", "secret", "password", "passwd", "token", "salt", "credential")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _resolve(value: Path | None, info: ValidationInfo) -> Path | None:
-    """A relative path taken from the plan file's folder (the context's ``base_dir``).
-
-    When the context asks for containment (a plan read from a file, or given a
-    ``base_dir``), the path must stay inside that folder once resolved (``..`` and
-    symbolic links followed), unless ``allow_outside``: a plan can then not read
-    ``/etc/shadow`` into a manifest or an error.
-    """
-    if value is None:
-        return None
-    context = info.context or {}
-    path = Path(os.path.expanduser(os.fspath(value)))
-    base = context.get(_PATH_CONTEXT)
-    if not path.is_absolute() and base is not None:
-        path = Path(base) / path
-    if context.get(_CONTAIN) and base is not None and not context.get(_ALLOW_OUTSIDE):
-        root = Path(base).resolve()
-        resolved = path.resolve()
-        if resolved != root and root not in resolved.parents:
-            raise ValueError(
-                "the path is outside the plan's folder; keep the plan's files in its "
-                "folder, or allow paths outside it (--allow-outside, or "
-                "load_plan(allow_outside=True))"
-            )
-    return path
 
 
 # --------------------------------------------------------------------------- input
@@ -156,7 +187,7 @@ class InputSpec(_Model):
     na_values: list[str] | None = None
     encoding: str = "utf-8"
     columns: list[str] | None = None
-    text_columns: list[str] = []
+    text_columns: list[str] = []  # noqa: RUF012 (pydantic copies field defaults)
 
     _resolve_path = field_validator("path")(_resolve)
 
@@ -187,227 +218,6 @@ class InputSpec(_Model):
 # ----------------------------------------------------------------------- treatments
 
 
-class _Keyed(_Model):
-    """A treatment keyed by a secret loaded from a file or an environment variable."""
-
-    key_file: Path | None = None
-    key_env: str | None = None
-    key_id: str | None = None
-
-    _resolve_key = field_validator("key_file")(_resolve)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_inline_key(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and any(k in data for k in ("key", "secret", "password")):
-            raise ValueError(
-                "inline keys are not allowed in a plan (it is not a secret store); "
-                "name a key file with key_file or an environment variable with key_env"
-            )
-        return data
-
-    @model_validator(mode="after")
-    def _one_key_source(self) -> _Keyed:
-        if (self.key_file is None) == (self.key_env is None):
-            raise ValueError("give exactly one of key_file or key_env")
-        return self
-
-
-class DropTreatment(_Model):
-    """Remove the column from the release."""
-
-    method: Literal["drop"] = "drop"
-
-
-class KeepTreatment(_Model):
-    """Release the column as it is (unprotected; listed in the manifest)."""
-
-    method: Literal["keep"] = "keep"
-
-
-class RedactTreatment(_Model):
-    """Replace every present value with ``replacement`` (:func:`veil.masking.redact`)."""
-
-    method: Literal["redact"] = "redact"
-    replacement: str = "[REDACTED]"
-
-
-class HmacTreatment(_Keyed):
-    """Keyed pseudonyms, HMAC-SHA256 (:func:`veil.masking.pseudonymize_columns`)."""
-
-    method: Literal["hmac"] = "hmac"
-    length: Annotated[int, Field(ge=1, le=64)] | None = None
-    normalize: Literal["case", "whitespace", "both"] | None = None
-    namespace: str | None = None
-
-
-class TokenTreatment(_Keyed):
-    """Random tokens kept in an encrypted vault (:class:`veil.masking.Vault`).
-
-    ``vault`` is a database URL (``sqlite:///...``, ``postgresql://...``) or a path to
-    a SQLite file (relative to the plan). The key is the vault's master key.
-    """
-
-    method: Literal["token"] = "token"
-    vault: str
-    namespace: str | None = None
-
-    @field_validator("vault")
-    @classmethod
-    def _vault_path(cls, value: str, info: ValidationInfo) -> str:
-        if "://" in value:
-            return value
-        resolved = _resolve(Path(value), info)
-        return os.fspath(resolved) if resolved is not None else value
-
-
-class Ff1Treatment(_Keyed):
-    """Format-preserving encryption, FF1 (NIST SP 800-38G, :class:`veil.masking.FF1`)."""
-
-    method: Literal["ff1"] = "ff1"
-    alphabet: Annotated[str, Field(min_length=2)]
-    tweak: str | None = None
-    missing: Missing = "error"
-
-
-class GeneralizeTreatment(_Model):
-    """Replace each value by its label at ``level`` of a hierarchy (CSV, anjana/ARX)."""
-
-    method: Literal["generalize"] = "generalize"
-    hierarchy: Path
-    level: Annotated[int, Field(ge=0)]
-    sep: str | None = None
-
-    _resolve_hierarchy = field_validator("hierarchy")(_resolve)
-
-
-class _Ldp(_Model):
-    """Shared fields of the local-DP treatments."""
-
-    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
-    weight: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
-    missing: Missing = "error"
-
-
-class _Bounded(_Ldp):
-    bounds: tuple[float, float]
-    resolution: Annotated[float, Field(gt=0)] | None = None
-    clip_output: bool = True
-
-    @field_validator("bounds")
-    @classmethod
-    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
-        lo, hi = value
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(
-                f"must be two finite numbers [lower, upper] with lower < upper, got {list(value)}"
-            )
-        return value
-
-
-class LaplaceTreatment(_Bounded):
-    """Laplace mechanism on public bounds: epsilon-LDP per record.
-
-    Runs :func:`veil.ldp.dp_clip_laplace`; integer columns get integer noise.
-    """
-
-    method: Literal["laplace"] = "laplace"
-
-
-class GaussianTreatment(_Bounded):
-    """Gaussian mechanism: (epsilon, delta)-LDP per record (:func:`veil.ldp.dp_clip_gaussian`)."""
-
-    method: Literal["gaussian"] = "gaussian"
-    delta: Annotated[float, Field(gt=0, lt=1)]
-    calibration: Literal["classic", "analytic"] = "analytic"
-
-
-class _Categorical(_Ldp):
-    domain: Annotated[list[Scalar], Field(min_length=2)]
-
-    @field_validator("domain")
-    @classmethod
-    def _unique(cls, value: list[Scalar]) -> list[Scalar]:
-        repeated = [v for v, n in Counter(value).items() if n > 1]
-        if repeated:
-            raise ValueError(f"categories must be unique, repeated: {repeated[:10]}")
-        return value
-
-
-class ExponentialTreatment(_Categorical):
-    """Exponential mechanism over a public domain (:func:`veil.ldp.dp_exponential`).
-
-    ``ordinal: true`` scores reports by their distance in the domain's order
-    (:func:`veil.mechanisms.ordinal_scores`).
-    """
-
-    method: Literal["exponential"] = "exponential"
-    calibration: Literal["standard", "full"] = "full"
-    ordinal: bool = False
-
-
-class RandomizedResponseTreatment(_Categorical):
-    """Randomized response over a public domain: binary for 2 categories, else k-ary."""
-
-    method: Literal["randomized_response"] = "randomized_response"
-
-
-Treatment = Annotated[
-    DropTreatment
-    | KeepTreatment
-    | RedactTreatment
-    | HmacTreatment
-    | TokenTreatment
-    | Ff1Treatment
-    | GeneralizeTreatment
-    | LaplaceTreatment
-    | GaussianTreatment
-    | ExponentialTreatment
-    | RandomizedResponseTreatment,
-    Field(discriminator="method"),
-]
-LdpTreatment = (
-    LaplaceTreatment | GaussianTreatment | ExponentialTreatment | RandomizedResponseTreatment
-)
-
-_TREATMENTS = (
-    "drop",
-    "keep",
-    "redact",
-    "hmac",
-    "token",
-    "ff1",
-    "generalize",
-    "laplace",
-    "gaussian",
-    "exponential",
-    "randomized_response",
-)
-_MASKS = ("planar_laplace", "grid", "jitter", "donut", "cloak")
-_MODELS = (
-    "k_anonymity",
-    "distinct_l_diversity",
-    "entropy_l_diversity",
-    "recursive_c_l_diversity",
-    "t_closeness",
-)
-_IDENTIFIER_TREATMENTS = ("drop", "redact", "hmac", "token", "ff1")
-
-
-def _tagged(data: Any, tag: str, allowed: tuple[str, ...]) -> Any:
-    """``"keep"`` -> ``{tag: "keep"}``; ``{"laplace": {...}}`` -> ``{tag: "laplace", ...}``."""
-    if isinstance(data, str):
-        return {tag: data}
-    if isinstance(data, Mapping) and tag not in data and len(data) == 1:
-        ((name, params),) = data.items()
-        if name in allowed:
-            if params is None:
-                return {tag: name}
-            if isinstance(params, Mapping):
-                return {tag: name, **params}
-    return data
-
-
 class ColumnSpec(_Model):
     """One column: its role and its treatment.
 
@@ -421,252 +231,7 @@ class ColumnSpec(_Model):
     @field_validator("treatment", mode="before")
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
-        return _tagged(value, "method", _TREATMENTS)
-
-
-# ------------------------------------------------------------------------ locations
-
-
-class PlanarLaplaceMask(_Model):
-    """Geo-indistinguishability: epsilon per metre (:func:`veil.geo.planar_laplace`)."""
-
-    method: Literal["planar_laplace"] = "planar_laplace"
-    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
-    weight: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
-    reports: Annotated[int, Field(ge=1)] = 1
-    grid_m: Annotated[float, Field(gt=0)] | None = None
-
-
-class GridMask(_Model):
-    """Cell centres of a square grid (:func:`veil.geo.grid`); no formal guarantee."""
-
-    method: Literal["grid"] = "grid"
-    cell_m: Annotated[float, Field(gt=0)]
-    min_count: Annotated[int, Field(ge=1)] | None = None
-
-
-class JitterMask(_Model):
-    """Random displacement (:func:`veil.geo.jitter`); no formal guarantee."""
-
-    method: Literal["jitter"] = "jitter"
-    radius_m: Annotated[float, Field(gt=0)]
-    kind: Literal["disc", "gaussian"] = "disc"
-
-
-class DonutMask(_Model):
-    """Displacement uniform over an annulus (:func:`veil.geo.donut`); no formal guarantee."""
-
-    method: Literal["donut"] = "donut"
-    r_min_m: Annotated[float, Field(ge=0)]
-    r_max_m: Annotated[float, Field(gt=0)]
-
-    @model_validator(mode="after")
-    def _ordered(self) -> DonutMask:
-        if self.r_min_m >= self.r_max_m:
-            raise ValueError(f"r_min_m ({self.r_min_m:g}) must be below r_max_m ({self.r_max_m:g})")
-        return self
-
-
-class CloakMask(_Model):
-    """Quadtree k-cloaking (:func:`veil.geo.cloak`): syntactic, no epsilon."""
-
-    method: Literal["cloak"] = "cloak"
-    k: Annotated[int, Field(ge=1)]
-    bounds_m: tuple[float, float, float] | None = None
-    max_depth: Annotated[int, Field(ge=0, le=31)] | None = None
-    min_cell_m: Annotated[float, Field(gt=0)] = 1.0
-
-
-Mask = Annotated[
-    PlanarLaplaceMask | GridMask | JitterMask | DonutMask | CloakMask,
-    Field(discriminator="method"),
-]
-
-
-class LocationSpec(_Model):
-    """A latitude/longitude pair (degrees) and its mask.
-
-    The planar projection is public: a ``centre`` (a city centre: the UTM zone of the
-    centre with ``projection: utm``, else an azimuthal equidistant projection about it),
-    a ``region`` (``[south, west, north, east]`` in degrees) or a named planar ``crs``
-    (``EPSG:32618``). Each record's mask is then independent of the other records and
-    of the partitioning. ``projection: data`` instead lets the projection be chosen from
-    the records' extent: an explicit opt-in, warned about and listed in the manifest's
-    ``leaks`` (moving one record can change the projection and every released point).
-    Records outside the extent the projection keeps distances true on are refused
-    (``outside: error``) or dropped and counted (``outside: drop``).
-    """
-
-    lat: str
-    lon: str
-    role: Role = "quasi_identifier"
-    mask: Mask
-    projection: Literal["utm", "aeqd", "data"] | None = None
-    centre: tuple[float, float] | None = None
-    region: tuple[float, float, float, float] | None = None
-    crs: str | None = None
-    outside: Literal["error", "drop"] = "error"
-    missing: Missing = "error"
-
-    @model_validator(mode="after")
-    def _public_projection(self) -> LocationSpec:
-        given = [n for n in ("centre", "region", "crs") if getattr(self, n) is not None]
-        if len(given) > 1:
-            raise ValueError(f"give one of centre, region or crs, got {', '.join(given)}")
-        if self.projection == "data" and given:
-            raise ValueError(
-                f"projection: data chooses the projection from the records; drop it, or "
-                f"drop {given[0]}"
-            )
-        if not given and self.projection != "data":
-            raise ValueError(
-                "a public projection is required: give centre: [lat, lon] (a public "
-                "point such as the city centre), region: [south, west, north, east] or "
-                "crs: EPSG:xxxx; or projection: data to let the records choose it (a "
-                "listed leak)"
-            )
-        if self.projection == "utm" and self.centre is None:
-            raise ValueError("projection: utm needs a centre (the UTM zone of the centre)")
-        return self
-
-    @field_validator("region")
-    @classmethod
-    def _region(
-        cls, value: tuple[float, float, float, float] | None
-    ) -> tuple[float, float, float, float] | None:
-        if value is None:
-            return value
-        south, west, north, east = value
-        if not (-90 <= south < north <= 90 and -180 <= west <= 180 and -180 <= east <= 180):
-            raise ValueError(
-                "must be [south, west, north, east] in degrees with south < north, got "
-                f"{list(value)}"
-            )
-        return value
-
-    @field_validator("mask", mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return _tagged(value, "method", _MASKS)
-
-    @field_validator("centre")
-    @classmethod
-    def _on_earth(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        if value is not None and not (-90 <= value[0] <= 90 and -180 <= value[1] <= 180):
-            raise ValueError(
-                f"must be [latitude in -90..90, longitude in -180..180], got {list(value)}"
-            )
-        return value
-
-    @property
-    def name(self) -> str:
-        """``"lat, lon"``: the scope under which the mask's cost is recorded."""
-        return f"{self.lat}, {self.lon}"
-
-
-# -------------------------------------------------------------------- anonymization
-
-
-class KAnonymitySpec(_Model):
-    """Every released class holds at least ``k`` records."""
-
-    model: Literal["k_anonymity"] = "k_anonymity"
-    k: Annotated[int, Field(ge=1)]
-
-
-class DistinctLDiversitySpec(_Model):
-    """Every released class holds ``l`` distinct values of ``attribute``."""
-
-    model: Literal["distinct_l_diversity"] = "distinct_l_diversity"
-    attribute: str
-    l: Annotated[int, Field(ge=1)]  # noqa: E741
-
-
-class EntropyLDiversitySpec(_Model):
-    """Every released class has entropy of ``attribute`` at least ``log(l)``."""
-
-    model: Literal["entropy_l_diversity"] = "entropy_l_diversity"
-    attribute: str
-    l: Annotated[float, Field(ge=1)]  # noqa: E741
-
-
-class RecursiveCLDiversitySpec(_Model):
-    """Recursive (c, l)-diversity of ``attribute``."""
-
-    model: Literal["recursive_c_l_diversity"] = "recursive_c_l_diversity"
-    attribute: str
-    c: Annotated[float, Field(gt=0)]
-    l: Annotated[int, Field(ge=1)]  # noqa: E741
-
-
-class TClosenessSpec(_Model):
-    """The distribution of ``attribute`` in each class is within EMD ``t`` of the table's."""
-
-    model: Literal["t_closeness"] = "t_closeness"
-    attribute: str
-    t: Annotated[float, Field(ge=0, le=1)]
-    distance: Literal["equal", "ordered"] = "equal"
-
-
-ModelSpec = Annotated[
-    KAnonymitySpec
-    | DistinctLDiversitySpec
-    | EntropyLDiversitySpec
-    | RecursiveCLDiversitySpec
-    | TClosenessSpec,
-    Field(discriminator="model"),
-]
-
-
-class HierarchySpec(_Model):
-    """A generalization hierarchy file (one row per value, one column per level)."""
-
-    path: Path
-    sep: str | None = None
-
-    _resolve_path = field_validator("path")(_resolve)
-
-
-class AnonymizationSpec(_Model):
-    """Table-level anonymization: the optimal generalization of the QIs.
-
-    Runs :func:`veil.anonymity.anonymize` after the column treatments.
-
-    ``quasi_identifiers`` maps each QI column to its hierarchy (a path, or a mapping
-    with ``path`` and ``sep``); ``models`` lists the privacy models, each written as
-    ``{k_anonymity: 5}`` or ``{distinct_l_diversity: {attribute: x, l: 3}}``.
-    """
-
-    quasi_identifiers: Annotated[dict[str, HierarchySpec], Field(min_length=1)]
-    models: Annotated[list[ModelSpec], Field(min_length=1)]
-    max_suppression: Annotated[float, Field(ge=0, le=1)] = 0.0
-    metric: Literal["loss", "discernibility", "aecs", "precision"] = "loss"
-    suppression: Literal["remove", "mark"] = "remove"
-
-    @field_validator("quasi_identifiers", mode="before")
-    @classmethod
-    def _paths(cls, value: Any) -> Any:
-        if isinstance(value, Mapping):
-            return {
-                k: {"path": v} if isinstance(v, (str, os.PathLike)) else v for k, v in value.items()
-            }
-        return value
-
-    @field_validator("models", mode="before")
-    @classmethod
-    def _model_shorthand(cls, value: Any) -> Any:
-        if not isinstance(value, list):
-            return value
-        out: list[Any] = []
-        for item in value:
-            if isinstance(item, Mapping) and "model" not in item and len(item) == 1:
-                ((name, params),) = item.items()
-                if name == "k_anonymity" and not isinstance(params, Mapping):
-                    item = {"model": name, "k": params}
-                elif isinstance(params, Mapping):
-                    item = {"model": name, **params}
-            out.append(item)
-        return out
+        return tagged(value, "method", _TREATMENTS)
 
 
 # ------------------------------------------------------------- budget, evaluation
@@ -745,7 +310,7 @@ class EvaluationSpec(_Model):
     target: str | None = None
     metrics: list[
         Literal["risk", "distributions", "divergence", "correlation", "ml_utility", "maps"]
-    ] = [
+    ] = [  # noqa: RUF012 (pydantic copies field defaults)
         "risk",
         "distributions",
         "divergence",
@@ -838,9 +403,9 @@ class Plan(_Model):
     version: Literal[1] = 1
     name: str | None = None
     input: InputSpec
-    columns: dict[str, ColumnSpec] = {}
+    columns: dict[str, ColumnSpec] = {}  # noqa: RUF012 (pydantic copies field defaults)
     unlisted: Literal["error", "drop"] = "error"
-    locations: list[LocationSpec] = []
+    locations: list[LocationSpec] = []  # noqa: RUF012 (pydantic copies field defaults)
     anonymization: AnonymizationSpec | None = None
     budget: Budget = Budget()
     evaluation: EvaluationSpec = EvaluationSpec()
@@ -1051,7 +616,7 @@ def load_plan(
     try:
         return Plan.model_validate(
             data,
-            context={_PATH_CONTEXT: base, _CONTAIN: contain, _ALLOW_OUTSIDE: allow_outside},
+            context={PATH_CONTEXT: base, CONTAIN: contain, ALLOW_OUTSIDE: allow_outside},
         )
     except ValidationError as exc:
         lines = [_message(e) for e in exc.errors(include_url=False)]
