@@ -535,3 +535,34 @@ def test_integer_array_with_missing_kept_gives_nullable_integers() -> None:
     )
     assert out.dtype == pd.Int64Dtype()
     assert pd.isna(out).tolist() == [False, True, False]
+
+
+# ------------------------------------------------------------------- issue 14 B15, B19
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df, rng: dp_clip_laplace(df, "age", 1e-30, 0, 100, rng=rng),
+        lambda df, rng: dp_clip_laplace_array(df["age"].to_numpy(), 1e-30, 0, 100, rng=rng),
+        lambda df, rng: dp_clip_gaussian(df, "age", 1e-30, 0, 100, 1e-5, rng=rng),
+    ],
+    ids=["laplace", "laplace-array", "gaussian"],
+)
+def test_an_epsilon_whose_noise_overflows_is_refused(call: Any) -> None:
+    # epsilon = 1e-30 used to return the lower bound for every record (int64 overflow
+    # in the sampler), with only a RuntimeWarning.
+    df = pd.DataFrame({"age": [20, 40, 60, 80]})
+    before = df.copy()
+    with pytest.raises(ParameterError, match=r"epsilon: 1e-30 .*smallest epsilon allowed here"):
+        call(df, _gen(1))
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_dp_clip_gaussian_says_which_gaussian_it_draws() -> None:
+    # The docstring said "discrete Gaussian noise" while the default drew the rounded one.
+    doc = " ".join((dp_clip_gaussian.__doc__ or "").split())
+    assert 'sampler="rounded"`` the noise is the rounded Gaussian ``rint(σZ)``' in doc
+    assert "receive discrete Gaussian noise" not in doc
+    out = dp_clip_gaussian(pd.DataFrame({"age": [30, 50]}), "age", 0.5, 0, 100, 1e-5, rng=_gen(2))
+    assert "rounded" in out.attrs["veil.privacy"][-1]["mechanism"]

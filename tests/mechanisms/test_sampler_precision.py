@@ -257,3 +257,26 @@ def test_tiny_epsilon_categorical_channels_are_uniform_and_quiet() -> None:
     # Uniform over 4 categories: each share within 0.01 of 1/4 (4.6 se).
     shares = np.bincount(out, minlength=4) / out.size
     np.testing.assert_allclose(shares, 0.25, atol=0.01)
+
+
+# --- what the docstrings claim about the samplers (issue 14 B15) ----------------------
+
+
+def test_no_docstring_claims_exact_sampling_that_float_arithmetic_cannot_give() -> None:
+    # "Sampled by exact rejection" was written over acceptance tests computed with
+    # float64 exp; the docstrings now say double-precision acceptance.
+    import veil.ldp
+    import veil.mechanisms
+
+    documented = [
+        obj
+        for module in (veil.mechanisms, veil.ldp)
+        for obj in (getattr(module, name) for name in module.__all__)
+        if getattr(obj, "__doc__", None)
+    ]
+    assert len(documented) > 20
+    for obj in documented:
+        doc = " ".join(obj.__doc__.split()).lower()
+        assert "exact rejection" not in doc, obj
+    gaussian = " ".join((Gaussian.__doc__ or "").split())
+    assert "double-precision acceptance" in gaussian
