@@ -1316,3 +1316,33 @@ def test_the_plans_engine_section_chooses_the_engine_and_run_can_override_it(
     assert manifest["engine"] == "dask"
     overridden = run(plan, tmp_path / "override", rng=4, engine="pandas")
     assert overridden.custodian["execution"]["engine"] == "pandas"
+
+
+def test_dask_suppresses_sparse_grid_cells_beside_a_whole_table_step(tmp_path: Path) -> None:
+    # The previous runner skipped the grid's suppression on Dask when another location
+    # needed the whole table (cloak): sparse cells were released.
+    plan = {
+        "input": {"dataset": "nyc_taxi"},
+        "columns": {
+            c: {"role": "insensitive", "treatment": "drop"}
+            for c in ("tpep_pickup_datetime", "passenger_count", "trip_distance",
+                      "fare_amount", "tip_amount", "total_amount")
+        },
+        "locations": [
+            {"lat": "pickup_latitude", "lon": "pickup_longitude", "centre": [40.758, -73.9855],
+             "outside": "drop", "mask": {"method": "cloak", "k": 5}},
+            {"lat": "dropoff_latitude", "lon": "dropoff_longitude", "centre": [40.758, -73.9855],
+             "outside": "drop", "mask": {"method": "grid", "cell_m": 250, "min_count": 3}},
+        ],
+        "output": {"report": False},
+    }  # fmt: skip
+    on_pandas = run(plan, tmp_path / "pandas", rng=1)
+    on_dask = run(plan, tmp_path / "dask", rng=1, engine=DaskEngine("threads", npartitions=3))
+    cells = ["dropoff_latitude", "dropoff_longitude"]
+    for result in (on_pandas, on_dask):
+        released = result.read_release()
+        counts = released.dropna(subset=cells).groupby(cells).size()
+        assert released[cells[0]].isna().sum() > 0
+        assert counts.min() >= 3  # no released cell holds fewer than min_count points
+    note = on_dask.custodian["execution"]["steps"]["dropoff_latitude, dropoff_longitude: grid"]
+    assert note.startswith("gathered in memory: the table was gathered for another table step")
