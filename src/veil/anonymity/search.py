@@ -221,20 +221,16 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
                 lo = mid + 1
 
     status = lattice.status
-    bound_of = bounds.tolist()
-    for i in order.tolist():
-        if bound_of[i] > search.bound() or search.out_of_time():
-            break
-        if status[i] == INFEASIBLE:
-            continue  # most of the visited nodes, tagged by an earlier evaluation
+
+    def visit(i: int) -> None:
         if status[i] == UNKNOWN and has_mono and mono[i] == UNKNOWN:
             binary_search(i)
-        if lattice.status[i] == UNKNOWN and mono[i] != INFEASIBLE:
+        if status[i] == UNKNOWN and mono[i] != INFEASIBLE:
             settle(i)
-        if lattice.status[i] == INFEASIBLE:
-            continue
+        if status[i] == INFEASIBLE:
+            return
         node = lattice.levels(i)
-        if lattice.status[i] == FEASIBLE and node not in search.seen:
+        if status[i] == FEASIBLE and node not in search.seen:
             if exact:
                 # Nothing suppressed: the metric equals its bound; no pass needed.
                 known_value[i] = float(bounds[i])
@@ -243,6 +239,21 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
                 })
             else:
                 settle(i)
+
+    bound_of = bounds.tolist()
+    visiting = order.tolist()
+    pos = 0
+    while pos < lattice.size:
+        i = visiting[pos]
+        if bound_of[i] > search.bound() or search.out_of_time():
+            break
+        if status[i] == INFEASIBLE:
+            # Most nodes were tagged by an earlier evaluation: skip their run at once.
+            run = status[order[pos : pos + 256]] != INFEASIBLE
+            pos += int(run.argmax()) if run.any() else len(run)
+            continue
+        visit(i)
+        pos += 1
     if search.timed_out and search.best is None:
         search.greedy_top_down()
     return _lattice_table(problem, lattice, search, known_value)
@@ -285,7 +296,7 @@ def _lattice_table(
     columns["evaluated"] = evaluated[order]
     for k, name in enumerate(_METRIC_COLUMNS):
         columns[name] = values[order, k]
-    return pd.DataFrame(columns)
+    return pd.DataFrame(columns, copy=False)  # every column is a fresh array
 
 
 def _search_lazy(search: _Search) -> pd.DataFrame:
