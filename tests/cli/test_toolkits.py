@@ -363,6 +363,39 @@ def test_mask_key_errors_never_show_the_key(
     assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.parametrize("weak", ["passwd", "passwordpassword", "the-data", "zeros"])
+def test_mask_refuses_a_weak_key_file_and_points_at_key_new(
+    veil: Veil, people: Path, tmp_path: Path, weak: str
+) -> None:
+    # Issue 14 A9: /etc/passwd, a file holding "passwordpassword" and the data CSV
+    # itself used to be taken as HMAC keys. Each is refused, nothing is written, and no
+    # line of the file is printed.
+    if weak == "passwd":
+        key_file = Path("/etc/passwd")
+        if not key_file.is_file():
+            pytest.skip("no /etc/passwd on this system")
+    else:
+        key_file = tmp_path / "weak.key"
+        key_file.write_bytes(
+            {
+                "passwordpassword": b"passwordpassword",
+                "the-data": people.read_bytes(),
+                "zeros": bytes(32),
+            }[weak]
+        )
+        key_file.chmod(0o600)  # private, so that the content check is what refuses it
+    out = tmp_path / "x.csv"
+    result = veil("mask", people, "--column", "email", "--method", "hmac", "--key-file",
+                  key_file, "--drop-other", "--out", out)  # fmt: skip
+    assert result.code == 2
+    assert result.err.startswith("veil: error: --key-file: ")
+    assert "veil key new" in result.err or "group or others" in result.err
+    assert not out.exists()
+    for line in key_file.read_bytes().splitlines():
+        if len(line) >= 8:
+            assert line.decode("latin-1") not in result.out + result.err
+
+
 # ------------------------------------------------------------------------------- geo
 
 
