@@ -127,3 +127,11 @@ def test_the_plot_may_not_replace_the_input(veil: Veil, table_csv: Path) -> None
     )
     assert bad.code == 2 and "does not exist" in bad.err
     assert table_csv.read_bytes() == before
+
+
+def test_pif_is_listed_and_has_help(veil: Veil) -> None:
+    assert "pif" in veil("--help").out
+    result = veil("pif", "--help")
+    assert result.code == 0 and result.err == ""
+    text = " ".join(result.out.split())
+    assert "Usage: veil pif" in text and "--bins" in text and "no privacy guarantee" in text
