@@ -247,6 +247,72 @@ def test_report_from_a_release(veil: Veil, adult_csv: Path, tmp_path: Path) -> N
     assert wrong_qi.code == 2 and "--qi: 'zip' not in adult.csv" in wrong_qi.err
 
 
+def test_report_refuses_a_released_table_that_is_not_the_manifests(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    # Issue 14 C: `veil report` used to take any pair of tables: a report on the wrong
+    # release (here the original given as the release) was written without a word.
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "release"
+    assert veil("release", plan, "--out", out).code == 0
+    page = tmp_path / "page.html"
+    result = veil(
+        "report", adult_csv, adult_csv, "--manifest", out / "manifest.json", "--out", page
+    )
+    assert result.code == 2
+    assert "RELEASED: " in result.err and "is not the file --manifest records" in result.err
+    assert not page.exists()
+
+
+def test_report_checks_the_original_against_the_custodian_record(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    out = tmp_path / "release"
+    assert veil("release", plan, "--out", out).code == 0
+    record = tmp_path / "release.custodian" / "custodian.json"
+    other = tmp_path / "other.csv"
+    changed = pd.read_csv(adult_csv)
+    changed.loc[0, "age"] = 99
+    changed.to_csv(other, index=False)
+    page = tmp_path / "page.html"
+    base = [out / "release.csv", "--manifest", out / "manifest.json", "--out", page]
+    wrong = veil("report", other, *base, "--custodian", record)
+    assert wrong.code == 2
+    assert "ORIGINAL: " in wrong.err and "is not the file --custodian records" in wrong.err
+    assert not page.exists()
+    right = veil("report", adult_csv, *base, "--custodian", record, "--seed", "1")
+    assert right.code == 0, right.err
+    assert page.exists()
+
+
+def test_plan_encoding_errors_are_one_line_not_tracebacks(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    # Issue 14 C: `encoding: bogus` raised LookupError and a non-UTF-8 hierarchy a
+    # UnicodeDecodeError, as tracebacks.
+    bogus = tmp_path / "bogus.yaml"
+    bogus.write_text(
+        f"version: 1\ninput: {{path: {adult_csv.name}, encoding: bogus}}\n"
+        "columns:\n  age: {role: quasi_identifier, treatment: keep}\nunlisted: drop\n"
+    )
+    result = veil("release", bogus, "--out", tmp_path / "o1")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "unknown encoding: bogus" in result.err
+    hierarchy = tmp_path / "race.csv"
+    hierarchy.write_bytes("White,*\nBlack,*\nM\xe1laga,*\n".encode("latin-1"))
+    latin = tmp_path / "latin.yaml"
+    latin.write_text(
+        f"version: 1\ninput: {{path: {adult_csv.name}}}\ncolumns:\n  race:\n"
+        "    role: quasi_identifier\n"
+        "    treatment: {method: generalize, hierarchy: race.csv, level: 1}\nunlisted: drop\n"
+    )
+    result = veil("release", latin, "--out", tmp_path / "o2")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "not valid utf-8 text" in result.err and "encoding" in result.err
+    assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+
+
 # ------------------------------------------------------------------------------ demo
 
 
