@@ -20,9 +20,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import stats
 
 from veil.errors import PrivacyLeakWarning
 from veil.release import PlanError, load_plan, run
+from veil.release.engine import DaskEngine
 from veil.release.outputs import verify_release
 
 # ------------------------------------------------------------------- the hash attack
@@ -199,6 +201,55 @@ def test_position_linkage_fails_on_a_shuffled_release(tmp_path: Path, engine: st
     assert err_ordered < 2.0 < 10.0 < err_shuffled
     assert attack(tmp_path / "ordered") == 1.0
     assert shuffled.manifest["release"]["row_order"].startswith("shuffled")
+
+
+def test_dask_mixes_records_across_partitions(tmp_path: Path) -> None:
+    # Within-partition shuffles would keep the input's first partition (all the cases
+    # of a positives-first file) together in one block of the release file.
+    registry = _registry().assign(row=np.arange(1000))
+    source = tmp_path / "registry.csv"
+    registry.to_csv(source, index=False)
+    plan = _registry_plan(source, False)
+    plan["columns"]["row"] = {"role": "insensitive", "treatment": "keep"}  # a tracer
+    engine = DaskEngine("threads", npartitions=4)
+    result = run(plan, tmp_path / "out", rng=2, engine=engine)
+    released = pd.read_csv(tmp_path / "out" / "release.csv")
+    assert sorted(released["row"]) == list(range(1000))
+    # Where the first partition's 250 records landed: spread over the whole file.
+    positions = np.flatnonzero(released["row"].to_numpy() < 250)
+    per_quarter = np.bincount(positions // 250, minlength=4)
+    assert per_quarter.min() > 30, per_quarter  # ~62 each; all 250 in one quarter before
+    assert stats.kstest(positions / 1000, "uniform").pvalue > 1e-3
+    assert result.manifest["release"]["row_order"].startswith(
+        "shuffled with the CSPRNG across every partition"
+    )
+    # Nothing of the shuffle's spilled buckets is left behind.
+    assert not any(p.name.startswith(".") for p in (tmp_path / "out").iterdir())
+
+
+def test_the_dask_shuffle_is_a_uniform_permutation(tmp_path: Path) -> None:
+    # 6 records in 3 partitions: over 150 seeded runs every record takes every
+    # position equally often (chi-square on the 6 x 6 table of positions).
+    frame = pd.DataFrame({"row": np.arange(6)})
+    frame.to_csv(tmp_path / "six.csv", index=False)
+    plan = {
+        "input": {"path": str(tmp_path / "six.csv")},
+        "columns": {"row": {"role": "insensitive", "treatment": "keep"}},
+        "output": {"report": False},
+    }
+    table = np.zeros((6, 6), dtype=int)
+    together = 0
+    for seed in range(150):
+        run(plan, tmp_path / "out", rng=seed, engine=DaskEngine("synchronous", npartitions=3))
+        order = pd.read_csv(tmp_path / "out" / "release.csv")["row"].to_numpy()
+        table[order, np.arange(6)] += 1
+        where = np.argsort(order)
+        # Records 0 and 1 share the first input partition: a per-partition shuffle
+        # keeps them in the same aligned pair of positions every time (1.0); a uniform
+        # permutation does so with probability 6/30 = 0.2.
+        together += int(where[0] // 2 == where[1] // 2)
+    assert stats.chisquare(table.ravel()).pvalue > 1e-4
+    assert stats.binomtest(together, 150, 0.2).pvalue > 1e-4
 
 
 # ------------------------------------------------------------- formula injection

@@ -23,9 +23,9 @@ pandas. Its passes (one to count, one to write) recompute the row steps from cop
 the partitions' streams, so both see exactly the same noise, and the partitions are
 streamed into the release file a batch at a time: the table never has to fit in memory.
 
-A release's rows are shuffled with the CSPRNG: on pandas one uniformly random
-permutation of the whole table; on Dask each partition's rows are permuted and the
-partitions are written in a random order (records are not mixed across partitions).
+A release's rows are shuffled with the CSPRNG into a uniformly random permutation of the
+whole table: on pandas in memory; on Dask across every partition, by random buckets
+spilled to the staging folder (each about one partition) and permuted one at a time.
 """
 
 from __future__ import annotations
@@ -82,7 +82,13 @@ Probe = Callable[[int, pd.DataFrame, pd.DataFrame], Any]
 
 
 class Sink(Protocol):
-    """Where released partitions go (the staged release file), in the order written."""
+    """Where released partitions go (the staged release file), in the order written.
+
+    ``scratch`` is a private folder for intermediate files (a shuffle's spilled
+    buckets), removed with the staged outputs.
+    """
+
+    scratch: Path | None
 
     def write(self, part: pd.DataFrame) -> None:
         """Append one partition (or the whole table)."""
@@ -481,9 +487,13 @@ def _partition(
     finish: Finisher | None,
     probe: Probe | None,
     keep: bool,
-    shuffler: np.random.Generator | None = None,
-) -> tuple[pd.DataFrame | None, Recorded, Any, int]:
-    """One partition through the steps (from copies of its streams), finish and probe."""
+    assigner: tuple[np.random.Generator, int] | None = None,
+) -> tuple[pd.DataFrame | None, Any, Recorded, Any, int]:
+    """One partition through the steps (from copies of its streams), finish and probe.
+
+    With ``assigner`` (a stream and a number of buckets), each output record also gets
+    a uniformly random bucket (the first half of the shuffle, see :meth:`_spill`).
+    """
     if not part.index.is_unique:
         # The probe pairs output records with their originals by label.
         part = part.reset_index(drop=True)
@@ -491,10 +501,12 @@ def _partition(
     out, recorded, _ = _run_steps(part, steps, copies)
     if finish is not None:
         out = finish(out)
-    if shuffler is not None:
-        out = shuffle_rows(out, copy.deepcopy(shuffler))
+    buckets = None
+    if assigner is not None:
+        stream, n_buckets = assigner
+        buckets = copy.deepcopy(stream).integers(0, n_buckets, len(out))
     probed = probe(p, part, out) if probe is not None else None
-    return (out if keep else None), recorded, probed, len(out)
+    return (out if keep else None), buckets, recorded, probed, len(out)
 
 
 def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
@@ -553,8 +565,9 @@ class DaskEngine:
             "target is measured on"
         ),
         "order": (
-            "shuffled with the CSPRNG within each partition, and the partitions written in "
-            "a random order; records are not mixed across partitions"
+            "shuffled with the CSPRNG across every partition (each record sent to a "
+            "uniformly random bucket, each bucket permuted): every order of the records "
+            "is equally likely"
         ),
     }
 
@@ -740,9 +753,10 @@ class DaskEngine:
 
         Partitions are computed ``batch`` at a time, in parallel, and released to the
         sink before the next batch starts: memory holds one batch of partitions, never
-        the whole table. With ``order``, each partition's output rows are permuted (from
-        the partition's own child stream) and the partitions go to the sink in a random
-        order; records are not mixed across partitions.
+        the whole table. With ``order``, the records are shuffled across every
+        partition (:class:`_Shuffle`: spilled to the sink's scratch folder in random
+        buckets, each bucket permuted), so the release order is a uniformly random
+        permutation of all its records.
         """
         return self._pass(
             rows, sink, reporter, finish=finish, probe=probe, collect=collect, order=order
@@ -759,6 +773,7 @@ class DaskEngine:
         collect: Callable[[int, Any], None] | None = None,
         order: np.random.Generator | None = None,
     ) -> StreamResult:
+        """One pass over the partitions, a batch at a time (see :meth:`stream`)."""
         from dask.delayed import delayed
 
         parts = rows.data.table.to_delayed()
@@ -766,12 +781,7 @@ class DaskEngine:
         # input (one to count classes, one to write) gets the same children, so the
         # records the search counted are the records released.
         per_step = [spawn(copy.deepcopy(s), len(parts)) for s in rows.streams]
-        shufflers: list[np.random.Generator | None] = [None] * len(parts)
-        sequence = list(range(len(parts)))
-        if order is not None:
-            *children, draw = spawn(copy.deepcopy(order), len(parts) + 1)
-            shufflers = list(children)
-            sequence = [int(p) for p in draw.permutation(len(parts))]
+        shuffle = _Shuffle(order, len(parts), sink) if order is not None and sink else None
         batch = self.batch or os.cpu_count() or 1
         total = 0
         first: Recorded | None = None
@@ -779,7 +789,7 @@ class DaskEngine:
         start = time.perf_counter()
         for begin in range(0, len(parts), batch):
             reporter.check("the next partitions")
-            chosen = sequence[begin : begin + batch]
+            chosen = range(begin, min(begin + batch, len(parts)))
             tasks = [
                 delayed(_partition)(
                     p,
@@ -789,20 +799,24 @@ class DaskEngine:
                     finish,
                     probe,
                     sink is not None,
-                    shufflers[p],
+                    None if shuffle is None else shuffle.assigner(p),
                 )
                 for p in chosen
             ]
-            for p, (frame, recorded, probed, count) in zip(
+            for p, (frame, buckets, recorded, probed, count) in zip(
                 chosen, self._compute(*tasks), strict=True
             ):
                 first = _same_costs(first, recorded)
                 total += count
                 if collect is not None:
                     collect(p, probed)
-                if sink is not None and frame is not None:
+                if shuffle is not None and frame is not None:
+                    shuffle.spill(p, frame, buckets)
+                elif sink is not None and frame is not None:
                     sink.write(frame)
-            reporter.partitions(phase, None, begin + len(chosen), len(parts), total)
+            reporter.partitions(phase, None, chosen.stop, len(parts), total)
+        if shuffle is not None:
+            shuffle.drain(reporter)
         elapsed = time.perf_counter() - start
         recorded = first or Recorded()
         what = "row steps and write" if sink is not None else "row steps and counts"
@@ -813,6 +827,64 @@ class DaskEngine:
             recorded.masking,
             {f"{what}, streamed ({_partitions(len(parts))})": elapsed},
         )
+
+
+class _Shuffle:
+    """A uniform shuffle of records across every partition, in memory of one partition.
+
+    Each released record goes to one of ``n`` buckets, uniformly at random and
+    independently of the others (on the worker, from the partition's own stream); the
+    client spills every partition's pieces to the sink's scratch folder; then each
+    bucket, gathered from every partition, is permuted uniformly and written. For any
+    bucket sizes, every arrangement of the records into positions is then equally
+    likely, so the release order is a uniformly random permutation of all its records,
+    as on pandas: a record's position says nothing of its input partition.
+    """
+
+    def __init__(self, order: np.random.Generator, buckets: int, sink: Sink) -> None:
+        assign, permute = spawn(copy.deepcopy(order), 2)
+        self._assigners = spawn(assign, buckets)
+        self._permuters = spawn(permute, buckets)
+        self._sink = sink
+        scratch = sink.scratch
+        if scratch is None:
+            raise PlanError("engine: a shuffle across partitions needs a scratch folder")
+        self._folder = scratch
+        self.buckets = buckets
+
+    def assigner(self, p: int) -> tuple[np.random.Generator, int]:
+        """Partition ``p``'s bucket stream and the number of buckets."""
+        return self._assigners[p], self.buckets
+
+    def spill(self, p: int, frame: pd.DataFrame, buckets: Any) -> None:
+        """Partition ``p``'s records, one file per bucket they went to."""
+        codes = np.asarray(buckets, dtype=np.int64)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(self.buckets + 1))
+        for b in range(self.buckets):
+            rows = order[bounds[b] : bounds[b + 1]]
+            if len(rows):
+                frame.iloc[rows].to_pickle(self._folder / f"{b:06d}-{p:06d}.pkl")
+
+    def drain(self, reporter: Reporter) -> None:
+        """Each bucket gathered, permuted and written; its spilled pieces removed."""
+        empty: pd.DataFrame | None = None
+        for b in range(self.buckets):
+            reporter.check("the next bucket")
+            files = sorted(self._folder.glob(f"{b:06d}-*.pkl"))
+            if not files:
+                continue
+            pieces = [pd.read_pickle(f) for f in files]
+            for f in files:
+                f.unlink()
+            frame = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+            if len(frame) == 0:
+                empty = frame
+                continue
+            self._sink.write(shuffle_rows(frame, self._permuters[b]))
+            empty = None
+        if empty is not None:
+            self._sink.write(empty)
 
 
 class _Counts:

@@ -140,6 +140,18 @@ class OutputSet:
         self._staged[folder / name] = path
         return path
 
+    def scratch(self, name: str) -> Path:
+        """A scratch folder inside the release's staging folder (never committed).
+
+        For intermediate files of the run (a shuffle's spilled buckets): they are
+        removed with the staging folder, whatever happens.
+        """
+        if not self._folders:
+            raise RuntimeError("OutputSet: scratch() outside its `with` block")
+        folder = self._folders[0] / f".{name}"
+        folder.mkdir(exist_ok=True)
+        return folder
+
     def commit(self) -> None:
         """Move the staged files into place, the manifest (if staged) last."""
         manifest = self.release_dir / MANIFEST

@@ -268,7 +268,8 @@ def _write(
         )
     staged = outputs.stage(plan.output.filename)
     fmt = plan.output.format
-    with ReleaseWriter(staged, fmt, escape=not plan.output.raw_csv) as writer:
+    scratch = outputs.scratch("shuffle")
+    with ReleaseWriter(staged, fmt, escape=not plan.output.raw_csv, scratch=scratch) as writer:
         streamed = protected.engine.stream(
             protected.rows,
             writer,

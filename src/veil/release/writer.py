@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -35,10 +36,19 @@ class ReleaseWriter:
     Empty partitions (every record suppressed) are skipped for Parquet until one holds
     records, whose types then make the schema; an empty file is written if none does.
     Use it as a context manager: the file is closed (and completed) on exit.
+    ``scratch`` is a private folder an engine may spill intermediate files to (removed
+    with the staged outputs).
     """
 
-    def __init__(self, path: str | os.PathLike[str], fmt: str, escape: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        fmt: str,
+        escape: bool = True,
+        scratch: Path | None = None,
+    ) -> None:
         self.path = os.fspath(path)
+        self.scratch = scratch
         self.fmt = fmt
         self.escape = escape and fmt == "csv"
         self.escaped: dict[str, int] = {}
