@@ -247,14 +247,20 @@ def test_report_from_a_release(veil: Veil, adult_csv: Path, tmp_path: Path) -> N
     assert wrong_qi.code == 2 and "--qi: 'zip' not in adult.csv" in wrong_qi.err
 
 
+@pytest.fixture
+def small_release(veil: Veil, adult_csv: Path, tmp_path: Path) -> Path:
+    """The release folder of the small plan on the Adult sample."""
+    out = tmp_path / "release"
+    assert veil("release", _plan(tmp_path, adult_csv), "--out", out).code == 0
+    return out
+
+
 def test_report_refuses_a_released_table_that_is_not_the_manifests(
-    veil: Veil, adult_csv: Path, tmp_path: Path
+    veil: Veil, adult_csv: Path, tmp_path: Path, small_release: Path
 ) -> None:
     # Issue 14 C: `veil report` used to take any pair of tables: a report on the wrong
     # release (here the original given as the release) was written without a word.
-    plan = _plan(tmp_path, adult_csv)
-    out = tmp_path / "release"
-    assert veil("release", plan, "--out", out).code == 0
+    out = small_release
     page = tmp_path / "page.html"
     result = veil(
         "report", adult_csv, adult_csv, "--manifest", out / "manifest.json", "--out", page
@@ -265,11 +271,9 @@ def test_report_refuses_a_released_table_that_is_not_the_manifests(
 
 
 def test_report_checks_the_original_against_the_custodian_record(
-    veil: Veil, adult_csv: Path, tmp_path: Path
+    veil: Veil, adult_csv: Path, tmp_path: Path, small_release: Path
 ) -> None:
-    plan = _plan(tmp_path, adult_csv)
-    out = tmp_path / "release"
-    assert veil("release", plan, "--out", out).code == 0
+    out = small_release
     record = tmp_path / "release.custodian" / "custodian.json"
     other = tmp_path / "other.csv"
     changed = pd.read_csv(adult_csv)
