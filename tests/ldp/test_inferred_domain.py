@@ -3,8 +3,8 @@
 Without ``domain=`` the categories are read from the data (with a
 PrivacyLeakWarning). On Arrow-backed string columns this used to turn every value into
 a Python string before factorizing, four times slower than the declared path and
-several times its memory. Object columns over a declared domain are factorized first,
-then their distinct values looked up: the codes must not change.
+several times its memory. Object columns over a declared domain are coded by their
+position in it, missing values aside.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def test_object_column_output_stays_object() -> None:
 
 
 def test_object_column_codes_follow_the_declared_domain_as_a_lookup_would() -> None:
-    # Object columns are factorized, then their distinct values looked up in the domain:
-    # the codes must be those of looking every value up (1, 1.0 and True are one key).
+    # The codes are the values' positions in the domain, as a hash look-up finds them
+    # (1, 1.0 and True are one key); None and NaN are missing.
     from veil.ldp._column import categorical_input
 
     pool = np.array(["b", "a", "c", 1, 1.0, True, 2.5, None, np.nan], dtype=object)
