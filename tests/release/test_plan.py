@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from veil.errors import VeilError
-from veil.release import PlanError, example_plan, load_plan
+from veil.release import PlanError, allocate, example_plan, load_plan
 from veil.release.plan import (
     ExponentialTreatment,
     HmacTreatment,
@@ -101,12 +101,14 @@ def test_a_valid_plan_parses_shorthand_forms() -> None:
         (
             {"columns.age.role": "qi"},
             "columns.age.role: ",
-            "'identifier', 'quasi_identifier', 'sensitive' or 'insensitive' (got 'qi')",
+            "must be one of identifier, quasi_identifier, sensitive, insensitive (got 'qi'); "
+            "did you mean 'quasi_identifier'?",
         ),
         (
             {"columns.age.treatment": "blur"},
             "columns.age.treatment: unknown value 'blur'",
-            "'laplace', 'gaussian', 'exponential', 'randomized_response'",
+            "allowed: drop, keep, redact, hmac, token, ff1, generalize, laplace, gaussian, "
+            "exponential, randomized_response",
         ),
         (
             {"columns.age.treatment.calibration": "x"},
@@ -116,22 +118,22 @@ def test_a_valid_plan_parses_shorthand_forms() -> None:
         (
             {"output.format": "xlsx"},
             "output.format: ",
-            "'csv' or 'parquet' (got 'xlsx')",
+            "must be one of csv, parquet (got 'xlsx')",
         ),
         (
             {"budget.allocation": "greedy"},
             "budget.allocation: ",
-            "'explicit', 'equal', 'weights' or 'target'",
+            "must be one of explicit, equal, weights, target",
         ),
         (
             {"input.dataset": "census"},
             "input.dataset: ",
-            "'adult' or 'nyc_taxi' (got 'census')",
+            "must be one of adult, nyc_taxi (got 'census')",
         ),
         (
             {"engine.name": "spark"},
             "engine.name: ",
-            "'pandas', 'dask' or 'dask-local' (got 'spark')",
+            "must be one of pandas, dask, dask-local (got 'spark')",
         ),
         (
             {"engine.scheduler": "tcp://h:8786"},
@@ -203,14 +205,66 @@ def test_identifiers_cannot_be_kept_or_noised() -> None:
     assert "allowed: drop, redact, hmac, token, ff1" in message
 
 
-def test_explicit_allocation_needs_every_epsilon() -> None:
+def test_explicit_allocation_gives_a_lone_open_column_the_budget_left() -> None:
     plan = _plan()
     del plan["columns"]["age"]["treatment"]["epsilon"]
-    assert "columns.age.treatment.epsilon: required with budget.allocation 'explicit'" in (
-        _error(plan)
+    allocated = allocate(load_plan(plan))
+    stated = sum(
+        getattr(spec.treatment, "epsilon", None) or 0.0
+        for name, spec in allocated.columns.items()
+        if name != "age"
     )
+    eps = allocated.columns["age"].treatment.epsilon  # type: ignore[union-attr]
+    assert eps == pytest.approx(plan["budget"]["ldp"]["epsilon"] - stated)
+    # Two open columns, or no declared budget, still need their epsilons.
+    plan["columns"]["income"] = {
+        "role": "sensitive",
+        "treatment": {"method": "laplace", "bounds": [0, 10]},
+    }
+    message = _error(plan)
+    assert "columns.age.treatment.epsilon: required with budget.allocation 'explicit' when 2" in (
+        message
+    )
+    assert "set budget.allocation to equal or weights" in message
     plan["budget"]["allocation"] = "equal"
     assert load_plan(plan).columns["age"].treatment.epsilon is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (
+            {"columns.age.treatment.method": "pseudonymize"},
+            "did you mean 'hmac'?",
+        ),
+        ({"columns.age.treatment.method": "noise"}, "did you mean 'laplace'?"),
+        ({"columns.age.treatment.epsilo": 1.0}, "did you mean 'epsilon'?"),
+        ({"columns.age.treatment.bound": [0, 1]}, "did you mean 'bounds'?"),
+        ({"budget.allocaton": "equal"}, "budget.allocaton: unknown field; allowed: ldp, metric"),
+    ],
+)
+def test_a_mistake_gets_a_suggestion(change: dict[str, Any], line: str) -> None:
+    plan = _plan()
+    for path, value in change.items():
+        *parents, last = path.split(".")
+        node = plan
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    assert line in _error(plan)
+
+
+def test_a_pasted_key_is_never_echoed() -> None:
+    key = "d1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4"
+    for path in ("columns.age.treatment", "columns.age.treatment.method", "columns.age.role"):
+        plan = _plan()
+        *parents, last = path.split(".")
+        node = plan
+        for part in parents:
+            node = node[part]
+        node[last] = key
+        message = _error(plan)
+        assert key not in message and key[:12] not in message
 
 
 def test_anonymization_must_refer_to_kept_columns() -> None:
@@ -240,7 +294,7 @@ def test_location_masks_are_validated() -> None:
     message = _error(plan)
     assert "locations.0.mask: r_min_m (50) must be below r_max_m (10)" in message
     assert "locations.1.mask: unknown value 'teleport'" in message
-    assert "'planar_laplace', 'grid', 'jitter', 'donut', 'cloak'" in message
+    assert "allowed: planar_laplace, grid, jitter, donut, cloak" in message
     assert "locations.2.mask.cell_m: Field required" in message
     assert "locations.2.centre: " in message
 

@@ -38,6 +38,7 @@ __all__ = [
     "SecretKey",
     "as_secret_key",
     "hkdf_sha256",
+    "looks_like_key_material",
 ]
 
 MIN_KEY_BYTES = 16
@@ -200,8 +201,12 @@ def _require_strong(material: bytes, source: str) -> None:
         raise ParameterError(f"{source}: {reason}; {NEW_KEY_HINT}")
 
 
-def _looks_like_key_material(name: str) -> bool:
-    """Whether an environment variable *name* is more likely a key pasted in its place."""
+def looks_like_key_material(name: str) -> bool:
+    """Whether a text that should be a name (of a variable, a field's value) looks like a key.
+
+    Long hex, ``base64:`` text, or long mixed-case alphanumerics: such a value is never
+    echoed in an error, as a secret pasted where a name belongs.
+    """
     if name.startswith("base64:") or len(name) >= 40:
         return True
     if len(name) >= 16 and all(c in "0123456789abcdefABCDEF" for c in name):
@@ -358,7 +363,7 @@ class SecretKey:
                 f"key_env: must be the name of an environment variable, got "
                 f"{type(name).__name__ if not isinstance(name, str) else 'an empty string'}"
             )
-        if _looks_like_key_material(name):
+        if looks_like_key_material(name):
             raise ParameterError(
                 "key_env: the environment variable name given looks like key material; "
                 "pass the variable's NAME (e.g. --key-env VEIL_KEY), not its value (the "

@@ -92,10 +92,12 @@ def allocate(plan: Plan) -> Plan:
     Returns
     -------
     Plan
-        The same plan when ``budget.allocation`` is ``explicit``; otherwise a copy whose
-        LDP treatments and planar Laplace masks without ``epsilon`` received their share
-        of ``budget.ldp.epsilon`` (per record) or ``budget.metric.epsilon`` (per metre).
-        A planar Laplace mask of ``r`` reports gets ``share / r`` per report.
+        A copy whose LDP treatments and planar Laplace masks without ``epsilon``
+        received their share of ``budget.ldp.epsilon`` (per record) or
+        ``budget.metric.epsilon`` (per metre). A planar Laplace mask of ``r`` reports
+        gets ``share / r`` per report. With ``explicit`` allocation the plan is returned
+        as it is, except that a lone step without an epsilon (the plan validates only
+        one per notion) gets what its notion's budget leaves.
 
     Raises
     ------
@@ -104,7 +106,7 @@ def allocate(plan: Plan) -> Plan:
         notion to share, or explicit epsilons that leave nothing to share.
     """
     allocation = plan.budget.allocation
-    if allocation == "explicit":
+    if allocation == "explicit" and not _has_open_step(plan):
         return plan
     if allocation == "target":
         raise PlanError(
@@ -166,6 +168,17 @@ def allocate(plan: Plan) -> Plan:
             mask = loc.mask.model_copy(update={"epsilon": share / loc.mask.reports})
             locations[int(key)] = loc.model_copy(update={"mask": mask})
     return plan.model_copy(update={"columns": columns, "locations": locations})
+
+
+def _has_open_step(plan: Plan) -> bool:
+    """Whether a randomized step of the plan states no epsilon."""
+    return any(
+        isinstance(s.treatment, LdpTreatment) and s.treatment.epsilon is None
+        for s in plan.columns.values()
+    ) or any(
+        isinstance(loc.mask, PlanarLaplaceMask) and loc.mask.epsilon is None
+        for loc in plan.locations
+    )
 
 
 def _stated_ldp(plan: Plan) -> float:

@@ -52,6 +52,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from veil.release.errors import PlanError
+from veil.release.plan_errors import describe
 from veil.release.schema import (
     ALLOW_OUTSIDE,
     CONTAIN,
@@ -150,8 +151,6 @@ _TREATMENTS = TREATMENTS
 _MASKS = MASKS
 _MODELS = MODELS
 _IDENTIFIER_TREATMENTS = ("drop", "redact", "hmac", "token", "ff1")
-# Field names whose values may be secrets: never echoed in an error.
-_SECRET_WORDS = ("key", "secret", "password", "passwd", "token", "salt", "credential")
 
 
 # --------------------------------------------------------------------------- input
@@ -416,6 +415,14 @@ class Plan(_Model):
     def _consistent(self) -> Plan:
         errors: list[str] = []
         explicit = self.budget.allocation == "explicit"
+        # With explicit allocation, one noised column (or one planar Laplace mask)
+        # without an epsilon receives what its notion's budget leaves.
+        open_ldp = [
+            n
+            for n, s in self.columns.items()
+            if isinstance(s.treatment, LdpTreatment) and s.treatment.epsilon is None
+        ]
+        lone_ldp = len(open_ldp) == 1 and self.budget.ldp is not None
         for name, spec in self.columns.items():
             t = spec.treatment
             if spec.role == "identifier" and t.method not in _IDENTIFIER_TREATMENTS:
@@ -423,11 +430,19 @@ class Plan(_Model):
                     f"columns.{name}.treatment: an identifier cannot be released with "
                     f"{t.method!r}; allowed: {', '.join(_IDENTIFIER_TREATMENTS)}"
                 )
-            if explicit and isinstance(t, LdpTreatment) and t.epsilon is None:
+            if explicit and name in open_ldp and not lone_ldp:
                 errors.append(
                     f"columns.{name}.treatment.epsilon: required with budget.allocation "
-                    f"'explicit' (or set budget.allocation to equal or weights)"
+                    f"'explicit' when {len(open_ldp)} noised columns lack one "
+                    f"({', '.join(open_ldp)}) or no budget.ldp is declared; or set "
+                    "budget.allocation to equal or weights to share budget.ldp.epsilon"
                 )
+        open_geo = [
+            i
+            for i, loc in enumerate(self.locations)
+            if isinstance(loc.mask, PlanarLaplaceMask) and loc.mask.epsilon is None
+        ]
+        lone_geo = len(open_geo) == 1 and self.budget.metric is not None
         location_columns: dict[str, int] = {}
         for i, loc in enumerate(self.locations):
             for col in (loc.lat, loc.lon):
@@ -442,9 +457,11 @@ class Plan(_Model):
                         f"locations.{location_columns[col]}"
                     )
                 location_columns[col] = i
-            if explicit and isinstance(loc.mask, PlanarLaplaceMask) and loc.mask.epsilon is None:
+            if explicit and i in open_geo and not lone_geo:
                 errors.append(
-                    f"locations.{i}.mask.epsilon: required with budget.allocation 'explicit'"
+                    f"locations.{i}.mask.epsilon: required with budget.allocation 'explicit' "
+                    f"when {len(open_geo)} planar Laplace masks lack one or no "
+                    "budget.metric is declared; or set budget.allocation to equal or weights"
                 )
         if self.anonymization is not None:
             errors.extend(self._check_anonymization(self.anonymization))
@@ -473,7 +490,7 @@ class Plan(_Model):
                 if name not in read:
                     errors.append(f"columns.{name}: not among input.columns {self.input.columns}")
         if errors:
-            raise ValueError("; ".join(errors))
+            raise ValueError("\n".join(errors))
         return self
 
     def _check_anonymization(self, spec: AnonymizationSpec) -> list[str]:
@@ -534,30 +551,14 @@ def _where(loc: tuple[int | str, ...]) -> str:
 
 def _message(error: Any) -> str:
     where = _where(tuple(error.get("loc", ())))
-    text = str(error.get("msg", "invalid"))
-    text = text.removeprefix("Value error, ")
+    text = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     if text.startswith(("columns.", "locations.", "anonymization.", "budget.", "evaluation.")):
-        # Cross-field errors of the plan name their own paths.
-        return text.replace("; ", "\n  ")
-    kind = error.get("type", "")
-    value = error.get("input")
-    if kind == "extra_forbidden":
-        text = "unknown field"
-    elif kind == "union_tag_invalid":
-        ctx = error.get("ctx", {})
-        text = f"unknown value {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
-    elif kind == "union_tag_not_found":
+        # Cross-field errors of the plan name their own paths, one per line.
+        return text.replace("\n", "\n  ")
+    if error.get("type") == "union_tag_not_found":
         names = _TREATMENTS if where.endswith("treatment") else _MASKS
-        text = f"missing the method; allowed: {', '.join(names)}"
-    field_name = where.rsplit(".", 1)[-1].lower()
-    secret = kind == "extra_forbidden" or any(w in field_name for w in _SECRET_WORDS)
-    if (
-        kind not in ("missing", "union_tag_not_found")
-        and not isinstance(value, (Mapping, list))
-        and not secret
-    ):
-        text += f" (got {value!r})"
-    return f"{where}: {text}"
+        return f"{where}: missing the method; allowed: {', '.join(names)}"
+    return describe(error, where, Plan)
 
 
 def load_plan(
@@ -620,7 +621,8 @@ def load_plan(
         )
     except ValidationError as exc:
         lines = [_message(e) for e in exc.errors(include_url=False)]
+        count = sum(len(line.splitlines()) for line in lines)
         raise PlanError(
-            f"invalid release plan ({len(lines)} error{'s' if len(lines) > 1 else ''}):\n  "
+            f"invalid release plan ({count} error{'s' if count > 1 else ''}):\n  "
             + "\n  ".join(lines)
         ) from None
