@@ -140,7 +140,7 @@ def equal_distance_emd(n_classes: int, cls: _Ints, q: _Floats, p: _Floats) -> _F
     """
     gap = np.bincount(cls, weights=np.abs(q - p), minlength=n_classes)
     present = np.bincount(cls, weights=p, minlength=n_classes)
-    emd: _Floats = 0.5 * (gap + np.clip(1.0 - present, 0.0, None))
+    emd: _Floats = 0.5 * (gap + np.maximum(1.0 - present, 0.0))
     return emd
 
 

@@ -356,8 +356,9 @@ def _result(
     lattice: pd.DataFrame,
     suppression: str,
     optimal: bool,
+    outcome: Outcome,
 ) -> AnonymizationResult:
-    data, suppressed = problem.release(node, suppression)
+    data, suppressed = problem.release(node, suppression, outcome)
     return AnonymizationResult(
         data=data,
         levels=dict(zip(problem.qis, node, strict=True)),
@@ -469,9 +470,11 @@ def anonymize(
             + "; allow more suppression or relax the models"
         )
     node, values = search.best[2], search.best[3]
+    # From the base table, as the release needs; with the metrics if the search only
+    # knew the node's bound.
+    outcome = problem.evaluate(problem.base(), None, node, with_metrics=node not in search.seen)
     if node not in search.seen:
-        source_node, source = search.cache.source(node)
-        values = problem.evaluate(source, source_node, node).values or values
+        values = outcome.values or values
     if search.timed_out:
         warnings.warn(
             f"the search stopped after time_limit={time_limit} s: the returned "
@@ -480,7 +483,7 @@ def anonymize(
             SearchBudgetWarning,
             stacklevel=2,
         )
-    return _result(problem, node, values, lattice, suppression, not search.timed_out)
+    return _result(problem, node, values, lattice, suppression, not search.timed_out, outcome)
 
 
 def evaluate(
@@ -525,4 +528,4 @@ def evaluate(
     )
     lattice["feasible"] = lattice["feasible"].astype("boolean")
     lattice["suppressed"] = lattice["suppressed"].astype("Int64")
-    return _result(problem, node, outcome.values, lattice, suppression, True)
+    return _result(problem, node, outcome.values, lattice, suppression, True, outcome)

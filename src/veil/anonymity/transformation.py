@@ -127,7 +127,7 @@ def _pairs(
     key = cls * n_values + value
     if span <= 2 * len(key) + 4096:
         summed = np.bincount(key, weights=count, minlength=span)
-        keys = np.flatnonzero(summed)
+        keys = np.flatnonzero(summed > 0)  # several times faster than on the floats
         totals = summed[keys].astype(np.int64)
     else:
         codes, k, first = _factorize(key, span)
@@ -135,7 +135,8 @@ def _pairs(
         keys = key[first]
         if not totals.all():
             keys, totals = keys[totals > 0], totals[totals > 0]
-    return keys // n_values, keys % n_values, totals
+    pair_cls, pair_value = np.divmod(keys, n_values)
+    return pair_cls, pair_value, totals
 
 
 @dataclass
@@ -490,13 +491,12 @@ class Problem:
             classes.pairs[att] = _Pairs(
                 pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
             )
-        ok = np.ones(n_classes, dtype=bool)
-        monotone_ok = np.ones(n_classes, dtype=bool)
-        for model, monotone in zip(self.models, self.monotone_models, strict=True):
-            accepted = model._accepts(classes)
-            ok &= accepted
-            if monotone:
-                monotone_ok &= accepted
+        verdicts = [model._accepts(classes) for model in self.models]
+        ok = np.logical_and.reduce(verdicts) if len(verdicts) > 1 else verdicts[0].copy()
+        monotone = [v for v, m in zip(verdicts, self.monotone_models, strict=True) if m]
+        monotone_ok = (
+            np.logical_and.reduce(monotone) if monotone else np.ones(n_classes, dtype=bool)
+        )
         suppressed = 0 if ok.all() else int(sizes[~ok].sum())
         if self.recheck and 0 < suppressed <= self.max_out:
             ok, suppressed = self._recheck(classes, ok)
@@ -551,8 +551,15 @@ class Problem:
                 return ok, suppressed
             ok = accepted
 
-    def release(self, node: tuple[int, ...], suppression: str) -> tuple[pd.DataFrame, int]:
-        outcome = self.evaluate(self.base(), None, node, with_metrics=False)
+    def release(
+        self, node: tuple[int, ...], suppression: str, outcome: Outcome | None = None
+    ) -> tuple[pd.DataFrame, int]:
+        """The records generalized to ``node``, and the records suppressed.
+
+        ``outcome`` is the node's evaluation from the base table, when already made.
+        """
+        if outcome is None:
+            outcome = self.evaluate(self.base(), None, node, with_metrics=False)
         # One row per record: map each record to its row of the aggregated table.
         generalized = [
             self.maps[j][0, lv][codes] if lv else codes
