@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import math
@@ -55,9 +56,40 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+def _canonical(value: Any) -> str | None:
+    """A number's canonical text (``1`` for ``1.0``), or None if it is not finite."""
+    number = float(value)
+    if not math.isfinite(number):
+        return None
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def _canonical_label(label: str) -> str | None:
+    """A label's canonical number text if it reads as a finite number, else None."""
+    try:
+        return _canonical(float(label))
+    except ValueError:
+        return None
+
+
 def _read_only(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     array.flags.writeable = False
     return array
+
+
+@dataclasses.dataclass(frozen=True)
+class _LevelStructure:
+    """A hierarchy's levels as integer arrays (see ``Hierarchy._level_structure``).
+
+    ``codes[L]`` is the level-``L`` group of each level-0 value, ``groups[L]`` the
+    number of groups, ``leaves[L]`` the level-0 values under each group, and
+    ``maps[lo, hi]`` the level-``hi`` group of each level-``lo`` group.
+    """
+
+    codes: tuple[npt.NDArray[np.int64], ...]
+    groups: tuple[int, ...]
+    leaves: tuple[npt.NDArray[np.int64], ...]
+    maps: Mapping[tuple[int, int], npt.NDArray[np.int64]]
 
 
 class Hierarchy:
@@ -94,12 +126,13 @@ class Hierarchy:
     [0, 0, 1]
     """
 
-    __slots__ = ("_codes", "_index", "_labels", "_table")
+    __slots__ = ("_codes", "_index", "_labels", "_structure", "_table")
 
     _table: pd.DataFrame
     _codes: tuple[npt.NDArray[np.intp], ...]
     _labels: tuple[npt.NDArray[np.object_], ...]
     _index: pd.Index
+    _structure: _LevelStructure | None
 
     def __init__(self, table: pd.DataFrame) -> None:
         if not isinstance(table, pd.DataFrame):
@@ -136,6 +169,7 @@ class Hierarchy:
         object.__setattr__(self, "_codes", tuple(codes))
         object.__setattr__(self, "_labels", tuple(labels))
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_structure", None)
         self._check_structure()
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -178,6 +212,9 @@ class Hierarchy:
     def encode(self, series: pd.Series) -> npt.NDArray[np.intp]:
         """Level-0 code of each entry of ``series`` (its values compared with ``str()``).
 
+        Numbers are matched as numbers: a hierarchy written with ``1`` covers the value
+        ``1.0`` of a column read as float.
+
         Raises
         ------
         DomainError
@@ -195,12 +232,66 @@ class Hierarchy:
         found = self._index.get_indexer(keys)
         absent = found < 0
         if absent.any():
+            found = self._numeric_codes(list(uniques), found)
+            absent = found < 0
+        if absent.any():
             uncovered = sorted(keys[absent].tolist())
             raise DomainError(
                 f"column {series.name!r} holds {len(uncovered)} value(s) the hierarchy does "
                 f"not cover: {_listing(uncovered)}"
             )
         return np.asarray(found, dtype=np.intp)[np.asarray(data_codes, dtype=np.intp)]
+
+    def _numeric_codes(
+        self, uniques: list[object], found: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.intp]:
+        """``found`` completed by matching numbers as numbers: ``1.0`` is the label ``1``.
+
+        A column read with missing values becomes float (``1.0``) while its hierarchy
+        was written with integers (``1``); both are the same number. Level-0 labels
+        that read as finite numbers are compared by value with the numeric entries
+        that found no label as text.
+        """
+        numbers = {
+            i: _canonical(x)
+            for i, x in enumerate(uniques)
+            if found[i] < 0 and isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+        }
+        numbers = {i: key for i, key in numbers.items() if key is not None}
+        if not numbers:
+            return found
+        by_value: dict[str, int] = {}
+        for code, label in enumerate(self._labels[0].tolist()):
+            key = _canonical_label(label)
+            if key is not None:
+                by_value.setdefault(key, code)
+        out = found.copy()
+        for i, key in numbers.items():
+            out[i] = by_value.get(key, -1)
+        return out
+
+    def _level_structure(self) -> _LevelStructure:
+        """The groups of every level and the maps between levels (computed once).
+
+        They depend on the hierarchy alone, which is immutable, so the lattice search
+        reads them from here instead of rebuilding them on every call.
+        """
+        if self._structure is None:
+            codes = tuple(c.astype(np.int64) for c in self._codes)
+            groups = tuple(int(c.max()) + 1 for c in codes)
+            leaves = tuple(
+                _read_only(np.bincount(c, minlength=g)) for c, g in zip(codes, groups, strict=True)
+            )
+            maps: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+            for lo in range(len(codes)):
+                for hi in range(lo + 1, len(codes)):
+                    up = np.zeros(groups[lo], dtype=np.int64)
+                    up[codes[lo]] = codes[hi]
+                    maps[lo, hi] = _read_only(up)
+            structure = _LevelStructure(tuple(_read_only(c) for c in codes), groups, leaves, maps)
+            object.__setattr__(self, "_structure", structure)
+        assert self._structure is not None
+        return self._structure
 
     def _exact_codes(self, series: pd.Series) -> npt.NDArray[np.intp] | None:
         """Level-0 codes when every entry is a level-0 label as a string, else None.
