@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from veil.errors import PrivacyWarning
 from veil.synth import IndependentMarginals, epsilon_from_rho, rho_from_epsilon
 
 from ._adult import adult_domain
@@ -44,3 +45,9 @@ def test_samples_keep_each_column_and_given_columns(members: pd.DataFrame) -> No
     given = data[["sex"]].iloc[:100]
     conditioned = model.sample(given=given, rng=np.random.default_rng(4))
     pd.testing.assert_frame_equal(conditioned[["sex"]], given)
+
+
+def test_a_delta_not_below_one_over_n_warns(members: pd.DataFrame) -> None:
+    domain = adult_domain(["sex"])
+    with pytest.warns(PrivacyWarning, match=r"^delta: 0.001 is not below 1 / n"):
+        IndependentMarginals().fit(members[["sex"]], domain, 1.0, 1e-3)

@@ -15,20 +15,29 @@ cannot condition raises :class:`~veil.errors.ParameterError` naming ``given``.
 from __future__ import annotations
 
 import numbers
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil.errors import DataTypeError, ParameterError
+from veil.errors import DataTypeError, ParameterError, PrivacyWarning
 from veil.mechanisms import PrivacyCost
 from veil.mechanisms._validation import check_delta, check_epsilon
 from veil.rng import RngLike
 from veil.synth.domain import IntArray, TableDomain
 
-__all__ = ["FitInput", "SynthModel", "Synthesizer", "check_fit_input", "check_sample_input"]
+__all__ = [
+    "FitInput",
+    "SynthModel",
+    "Synthesizer",
+    "assemble",
+    "check_fit_input",
+    "check_sample_input",
+]
 
 
 class SynthModel(ABC):
@@ -109,17 +118,15 @@ class Synthesizer(ABC):
         """
 
 
+@dataclass(frozen=True)
 class FitInput:
     """Checked inputs of a fit: the domain, the codes of every column, ε and δ."""
 
-    def __init__(
-        self, domain: TableDomain, codes: dict[str, IntArray], n: int, epsilon: float, delta: float
-    ) -> None:
-        self.domain = domain
-        self.codes = codes
-        self.n = n
-        self.epsilon = epsilon
-        self.delta = delta
+    domain: TableDomain
+    codes: dict[str, IntArray]
+    n: int
+    epsilon: float
+    delta: float
 
 
 def check_fit_input(data: Any, domain: Any, epsilon: Any, delta: Any) -> FitInput:
@@ -132,6 +139,13 @@ def check_fit_input(data: Any, domain: Any, epsilon: Any, delta: Any) -> FitInpu
     if len(data) == 0:
         raise ParameterError("data: has no rows")
     codes = table.encode(data)
+    if dlt >= 1.0 / len(data):
+        warnings.warn(
+            f"delta: {dlt:g} is not below 1 / n = {1.0 / len(data):g}: an (epsilon, delta) "
+            "guarantee this loose allows a mechanism that publishes a record in the clear",
+            PrivacyWarning,
+            stacklevel=3,
+        )
     return FitInput(table, codes, len(data), eps, dlt)
 
 
