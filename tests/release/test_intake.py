@@ -1,0 +1,102 @@
+"""Streaming profile, uniform sample and risk guidance of an uploaded CSV."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.errors import ParameterError
+from veil.release.intake import profile_csv, risk_guidance
+
+
+def _csv(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "t.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_profile_counts_rows_types_and_missing_across_chunks(tmp_path: Path) -> None:
+    rows = ["id,age,score,city,empty"]
+    rows += [
+        f"{i},{20 + i % 50},{i / 3:.3f},{'' if i % 10 == 0 else 'c' + str(i % 4)},"
+        for i in range(1000)
+    ]
+    profile = profile_csv(
+        _csv(tmp_path, "\n".join(rows) + "\n"), rng=np.random.default_rng(1), chunk_rows=64
+    )
+    assert profile.rows == 1000
+    types = {c.name: (c.type, c.missing) for c in profile.columns}
+    assert types == {
+        "id": ("integer", 0),
+        "age": ("integer", 0),
+        "score": ("float", 0),
+        "city": ("text", 100),
+        "empty": ("empty", 1000),
+    }
+    assert not profile.sampled and len(profile.sample) == 1000
+    assert profile.sample["age"].dtype == np.int64
+
+
+def test_the_sample_is_bounded_and_uniform_over_the_file(tmp_path: Path) -> None:
+    text = "i\n" + "\n".join(str(i) for i in range(20_000)) + "\n"
+    # Seeded; tolerance: the mean of 2,000 of 0..19,999 has sd about 129, so +-600 is 4.6 sd.
+    profile = profile_csv(
+        _csv(tmp_path, text), rng=np.random.default_rng(3), sample_size=2000, chunk_rows=1000
+    )
+    assert profile.sampled and len(profile.sample) == 2000
+    assert profile.sample["i"].is_unique
+    assert abs(profile.sample["i"].mean() - 9999.5) < 600
+
+
+def test_profile_reads_from_an_opener_such_as_a_decrypting_stream() -> None:
+    data = b"a,b\n1,x\n2,y\n"
+    profile = profile_csv(lambda: io.BytesIO(data), rng=np.random.default_rng(0))
+    assert profile.rows == 2 and [c.type for c in profile.columns] == ["integer", "text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "file: is empty"),
+        ("a,,c\n1,2,3\n", r"header columns \[2\] have no name"),
+        ("a,a\n1,2\n", r"repeats the column names \['a'\]"),
+        ("a,b\n1,2\n3,4,5\n", "file: not a valid CSV table"),
+    ],
+)
+def test_malformed_files_are_refused_naming_the_problem(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    with pytest.raises(ParameterError, match=message):
+        profile_csv(_csv(tmp_path, text), rng=np.random.default_rng(0))
+
+
+def test_non_utf8_text_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes("name\nJosé\n".encode("latin-1"))
+    with pytest.raises(ParameterError, match="utf-8"):
+        profile_csv(path, rng=np.random.default_rng(0))
+
+
+def test_risk_guidance_names_identifiers_and_suggests_quasi_identifiers(
+    tmp_path: Path, adult: pd.DataFrame
+) -> None:
+    frame = adult.head(3000).copy()
+    frame.insert(0, "patient_id", range(3000))
+    path = tmp_path / "adult.csv"
+    frame.to_csv(path, index=False)
+    guidance = risk_guidance(profile_csv(path, rng=np.random.default_rng(0)))
+    assert {"column": "patient_id", "reason": "identifier"}.items() <= guidance.identifiers[
+        0
+    ].items()
+    assert "patient_id" not in guidance.quasi_identifiers
+    assert {"sex", "race"} <= set(guidance.quasi_identifiers)
+    assert guidance.summary is not None and guidance.summary["n_records"] == 3000
+    assert (
+        guidance.combinations
+        and guidance.combinations[0]["unique_rate"] >= guidance.combinations[-1]["unique_rate"]
+    )
+    assert guidance.to_dict()["sample_rows"] == 3000
