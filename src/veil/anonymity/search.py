@@ -204,7 +204,8 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
             lattice.tag_feasible(i, mono)
         else:
             lattice.tag_infeasible(i, mono)
-            lattice.tag_infeasible(i)
+            if mono is not lattice.status:
+                lattice.tag_infeasible(i)
         lattice.status[i] = FEASIBLE if ok else INFEASIBLE
 
     def binary_search(i: int) -> None:

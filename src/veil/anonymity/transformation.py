@@ -40,6 +40,10 @@ _Ints = npt.NDArray[np.int64]
 _Floats = npt.NDArray[np.float64]
 _Matrix = npt.NDArray[np.int64]
 _KEY_LIMIT = 2**62
+# Without sensitive attributes a table's rows are its classes: no (class, value) pairs.
+_NO_PAIRS = np.zeros(0, dtype=np.int64)
+# Below this many rows one matrix product builds a key faster than a pass per column.
+_SMALL = 1024
 
 
 def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, int]:
@@ -68,6 +72,30 @@ def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, i
     if key is None:
         return np.zeros(len(columns[0]), dtype=np.int64), 1
     return key, span
+
+
+def _node_key(
+    classes: _Matrix, radices: Sequence[int], mapped: Mapping[int, _Ints]
+) -> tuple[_Ints, int]:
+    """Mixed-radix key of the columns of ``classes`` (QIs x rows), row ``j`` read from
+    ``mapped[j]`` when given, and its span.
+
+    Small tables take one matrix product (plus a multiply-add per mapped row), larger
+    ones Horner's scheme over contiguous rows (faster per element); the keys are the
+    same.
+    """
+    span = math.prod(radices)
+    if classes.shape[1] < _SMALL and span < _KEY_LIMIT:
+        weights = [1] * len(radices)
+        for j in range(len(radices) - 2, -1, -1):
+            weights[j] = weights[j + 1] * radices[j + 1]
+        key: _Ints = np.array(
+            [0 if j in mapped else w for j, w in enumerate(weights)], dtype=np.int64
+        ) @ classes
+        for j, column in mapped.items():
+            key += column * weights[j]
+        return key, span
+    return _combine([mapped.get(j, row) for j, row in enumerate(classes)], radices)
 
 
 def _factorize(key: _Ints, span: int, first: bool = True) -> tuple[_Ints, int, _Ints]:
@@ -105,8 +133,9 @@ class Table:
     contiguous row per QI, as the roll-ups read them) and
     ``size`` its records; each row is a distinct (class ``cls``, combined sensitive
     code ``sens``) pair with its record ``count``. Without sensitive attributes the rows
-    are the classes. Coarser nodes are rolled up class by class, so the per-row work
-    is two integer passes whatever the number of QIs.
+    are the classes (``count`` is ``size``; ``cls`` and ``sens`` are empty). Coarser
+    nodes are rolled up class by class, so the per-row work is two integer passes
+    whatever the number of QIs.
     """
 
     classes: _Matrix
@@ -327,36 +356,29 @@ class Problem:
         # Per QI and level: group count, maps between levels, loss and log2 count per
         # group, and the QI's loss and entropy when nothing is suppressed.
         self.groups: list[list[int]] = []
-        self.maps: list[dict[tuple[int, int], _Ints]] = []
+        self.maps: list[Mapping[tuple[int, int], _Ints]] = []
         self.group_loss: list[list[_Floats]] = []
         self.group_log_count: list[list[_Floats]] = []
         self.entropy_offset: list[float] = []
         self.gen_loss: list[_Floats] = []
         self.gen_entropy: list[_Floats] = []
         for h, codes0 in zip(self.hierarchies, self.level0, strict=True):
-            leaves = len(h.codes(0))
+            structure = h._level_structure()
+            leaves = structure.groups[0]
             hist = np.bincount(codes0, weights=self.weight, minlength=leaves)
             offset = float(hist @ np.log2(np.maximum(hist, 1)))
-            level_codes = [h.codes(level).astype(np.int64) for level in range(h.levels)]
-            groups, losses, logs, gen, ent = [], [], [], [], []
-            for c in level_codes:
-                g = int(c.max()) + 1
-                groups.append(g)
-                size = np.bincount(c, minlength=g)
+            losses, logs, gen, ent = [], [], [], []
+            for c, g, size in zip(
+                structure.codes, structure.groups, structure.leaves, strict=True
+            ):
                 loss = (size - 1) / (leaves - 1) if leaves > 1 else np.zeros(g)
                 log_count = np.log2(np.maximum(np.bincount(c, weights=hist, minlength=g), 1))
                 losses.append(loss)
                 logs.append(log_count)
                 gen.append(float(hist @ loss[c]) / self.n)
                 ent.append(float(hist @ log_count[c]) - offset)
-            maps: dict[tuple[int, int], _Ints] = {}
-            for lo in range(h.levels):
-                for hi in range(lo + 1, h.levels):
-                    up = np.zeros(groups[lo], dtype=np.int64)
-                    up[level_codes[lo]] = level_codes[hi]
-                    maps[lo, hi] = up
-            self.groups.append(groups)
-            self.maps.append(maps)
+            self.groups.append(list(structure.groups))
+            self.maps.append(structure.maps)
             self.group_loss.append(losses)
             self.group_log_count.append(logs)
             self.entropy_offset.append(offset)
@@ -415,15 +437,13 @@ class Problem:
         """One class and one row per record (of positive weight), at the original levels."""
         classes = np.stack(self.level0)
         weight = self.weight
-        sens = (
-            _combine(self.sens, self.n_values)[0]
-            if self.attrs
-            else np.zeros(len(weight), dtype=np.int64)
-        )
+        sens = _combine(self.sens, self.n_values)[0] if self.attrs else _NO_PAIRS
         if not bool((weight > 0).all()):
             positive = np.flatnonzero(weight > 0)
-            classes, sens, weight = classes[:, positive], sens[positive], weight[positive]
-        rows = np.arange(len(weight), dtype=np.int64)
+            classes, weight = classes[:, positive], weight[positive]
+            if self.attrs:
+                sens = sens[positive]
+        rows = np.arange(len(weight), dtype=np.int64) if self.attrs else _NO_PAIRS
         return Table(classes, weight, rows, sens, weight)
 
     def roll_up(
@@ -434,25 +454,25 @@ class Problem:
         Returns the table, its number of classes and the class of each source row.
         """
         start = source_node or (0,) * len(node)
-        columns: list[_Ints] = []
-        for j, (a, b) in enumerate(zip(start, node, strict=True)):
-            column = source.classes[j]
-            if b > a:
-                column = self.maps[j][a, b][column]
-            columns.append(column)
-        key, span = _combine(columns, [self.groups[j][lv] for j, lv in enumerate(node)])
+        mapped = {
+            j: self.maps[j][a, b][source.classes[j]]
+            for j, (a, b) in enumerate(zip(start, node, strict=True))
+            if b > a
+        }
+        key, span = _node_key(
+            source.classes, [self.groups[j][lv] for j, lv in enumerate(node)], mapped
+        )
         merged, n_classes, first = _factorize(key, span)
         classes = np.take(source.classes, first, axis=1)
-        for j, (a, b) in enumerate(zip(start, node, strict=True)):
-            if b > a:
-                classes[j] = columns[j][first]
+        for j, column in mapped.items():
+            classes[j] = column[first]
         size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
             cls, sens, count = _pairs(
                 merged[source.cls], source.sens, source.count, n_classes, self.sens_span
             )
         else:
-            cls, sens, count = np.arange(n_classes, dtype=np.int64), source.sens[first], size
+            cls, sens, count = _NO_PAIRS, _NO_PAIRS, size
         return Table(classes, size, cls, sens, count), n_classes, merged
 
     def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
