@@ -56,22 +56,6 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def _canonical(value: Any) -> str | None:
-    """A number's canonical text (``1`` for ``1.0``), or None if it is not finite."""
-    number = float(value)
-    if not math.isfinite(number):
-        return None
-    return str(int(number)) if number.is_integer() else repr(number)
-
-
-def _canonical_label(label: str) -> str | None:
-    """A label's canonical number text if it reads as a finite number, else None."""
-    try:
-        return _canonical(float(label))
-    except ValueError:
-        return None
-
-
 def _read_only(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     array.flags.writeable = False
     return array
@@ -252,22 +236,21 @@ class Hierarchy:
         that read as finite numbers are compared by value with the numeric entries
         that found no label as text.
         """
-        numbers = {
-            i: _canonical(x)
-            for i, x in enumerate(uniques)
-            if found[i] < 0 and isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
-        }
-        numbers = {i: key for i, key in numbers.items() if key is not None}
-        if not numbers:
+        uniques_s = pd.Series(uniques, dtype=object)
+        numeric = uniques_s.map(
+            lambda x: isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+        ).to_numpy(dtype=bool)
+        wanted = numeric & (found < 0)
+        if not wanted.any():
             return found
-        by_value: dict[str, int] = {}
-        for code, label in enumerate(self._labels[0].tolist()):
-            key = _canonical_label(label)
-            if key is not None:
-                by_value.setdefault(key, code)
+        values = pd.to_numeric(uniques_s[wanted], errors="coerce").to_numpy(dtype=np.float64)
+        labels = pd.to_numeric(pd.Series(self._labels[0]), errors="coerce")
+        labels = labels[np.isfinite(labels.to_numpy(dtype=np.float64))]
+        first = labels[~labels.duplicated()]
+        codes = pd.Index(first.to_numpy(dtype=np.float64)).get_indexer(values)
         out = found.copy()
-        for i, key in numbers.items():
-            out[i] = by_value.get(key, -1)
+        positions = first.index.to_numpy()
+        out[wanted] = np.where(codes >= 0, positions[np.maximum(codes, 0)], -1)
         return out
 
     def _level_structure(self) -> _LevelStructure:

@@ -196,15 +196,19 @@ def plan_inputs(plan: Plan) -> list[Path]:
         paths.append(Path(plan.input.path))
     for spec in plan.columns.values():
         treatment = spec.treatment
-        for name in ("hierarchy", "key_file"):
-            value = getattr(treatment, name, None)
-            if value is not None:
-                paths.append(Path(value))
+        hierarchy = getattr(treatment, "hierarchy", None)
+        if hierarchy is not None and hierarchy.path is not None:
+            paths.append(Path(hierarchy.path))
+        key_file = getattr(treatment, "key_file", None)
+        if key_file is not None:
+            paths.append(Path(key_file))
         vault = getattr(treatment, "vault", None)
         if isinstance(vault, str) and "://" not in vault:
             paths.append(Path(vault))
     if plan.anonymization is not None:
-        paths.extend(Path(h.path) for h in plan.anonymization.quasi_identifiers.values())
+        paths.extend(
+            Path(h.path) for h in plan.anonymization.quasi_identifiers.values() if h.path
+        )
     if plan.budget.target is not None and plan.budget.target.sample is not None:
         paths.append(Path(plan.budget.target.sample))
     return paths

@@ -11,9 +11,7 @@ table.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -24,7 +22,8 @@ from pydantic import Field, field_validator
 from veil import anonymity
 from veil.frames import output_frame
 from veil.mechanisms import PrivacyCost
-from veil.release.schema import SpecModel, resolve_path
+from veil.release.hierarchies import HierarchySpec
+from veil.release.schema import SpecModel
 from veil.release.steps.base import RECORDS, Counted, Finished, LedgerStep, Step
 from veil.release.steps.generalize import ShippedHierarchy
 
@@ -101,23 +100,15 @@ ModelSpec = Annotated[
 ]
 
 
-class HierarchySpec(SpecModel):
-    """A generalization hierarchy file (one row per value, one column per level)."""
-
-    path: Path
-    sep: str | None = None
-
-    _resolve_path = field_validator("path")(resolve_path)
-
-
 class AnonymizationSpec(SpecModel):
     """Table-level anonymization: the optimal generalization of the QIs.
 
     Runs :func:`veil.anonymity.anonymize` after the column treatments.
 
-    ``quasi_identifiers`` maps each QI column to its hierarchy (a path, or a mapping
-    with ``path`` and ``sep``); ``models`` lists the privacy models, each written as
-    ``{k_anonymity: 5}`` or ``{distinct_l_diversity: {attribute: x, l: 3}}``.
+    ``quasi_identifiers`` maps each QI column to its hierarchy (a path, a mapping with
+    ``path`` and ``sep``, or a recipe of :mod:`veil.release.hierarchies`); ``models``
+    lists the privacy models, each written as ``{k_anonymity: 5}`` or
+    ``{distinct_l_diversity: {attribute: x, l: 3}}``.
     """
 
     quasi_identifiers: Annotated[dict[str, HierarchySpec], Field(min_length=1)]
@@ -125,15 +116,6 @@ class AnonymizationSpec(SpecModel):
     max_suppression: Annotated[float, Field(ge=0, le=1)] = 0.0
     metric: Literal["loss", "discernibility", "aecs", "precision"] = "loss"
     suppression: Literal["remove", "mark"] = "remove"
-
-    @field_validator("quasi_identifiers", mode="before")
-    @classmethod
-    def _paths(cls, value: Any) -> Any:
-        if isinstance(value, Mapping):
-            return {
-                k: {"path": v} if isinstance(v, (str, os.PathLike)) else v for k, v in value.items()
-            }
-        return value
 
     @field_validator("models", mode="before")
     @classmethod
@@ -257,15 +239,24 @@ class AnonymizationKind:
 
     def build(self, spec: AnonymizationSpec) -> Step:
         """A counted step (hierarchies read now); its finisher runs after the drops."""
-        hierarchies = {
-            qi: anonymity.Hierarchy.from_csv(h.path, sep=h.sep)
+        # Files are read now; recipes without declared values are built on the values
+        # the class counts hold (every value of the table).
+        files = {
+            qi: h.load(f"anonymization.quasi_identifiers.{qi}")
             for qi, h in spec.quasi_identifiers.items()
+            if not h.needs_values
         }
+        recipes = {qi: h for qi, h in spec.quasi_identifiers.items() if h.needs_values}
         models = _models(spec)
         sensitive = spec.sensitive
         keys = (*spec.quasi_identifiers, *sensitive)
 
         def from_counts(counts: pd.DataFrame, rows: int) -> Finished:
+            hierarchies = dict(files)
+            for qi, recipe in recipes.items():
+                where = f"anonymization.quasi_identifiers.{qi}"
+                hierarchies[qi] = recipe.load(where, counts[qi].unique())
+            hierarchies = {qi: hierarchies[qi] for qi in spec.quasi_identifiers}
             result = anonymity.anonymize(
                 counts,
                 hierarchies,

@@ -7,29 +7,47 @@ for the levels is the anonymization (:mod:`veil.release.steps.anonymize`).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field, model_validator
 
 from veil import anonymity
 from veil.release.errors import PlanError
-from veil.release.schema import SpecModel, resolve_path
+from veil.release.hierarchies import HierarchySpec
+from veil.release.schema import SpecModel
 from veil.release.steps.base import LedgerStep, Step, public_parameters, replaced
 
 __all__ = ["GeneralizeKind", "GeneralizeTreatment", "ShippedHierarchy"]
 
 
 class GeneralizeTreatment(SpecModel):
-    """Replace each value by its label at ``level`` of a hierarchy (CSV, anjana/ARX)."""
+    """Replace each value by its label at ``level`` of a hierarchy.
+
+    ``hierarchy`` is a CSV file (anjana's or ARX's format; ``sep`` its separator) or a
+    recipe written in the plan (:mod:`veil.release.hierarchies`).
+    """
 
     method: Literal["generalize"] = "generalize"
-    hierarchy: Path
+    hierarchy: HierarchySpec
     level: Annotated[int, Field(ge=0)]
-    sep: str | None = None
 
-    _resolve_hierarchy = field_validator("hierarchy")(resolve_path)
+    @model_validator(mode="before")
+    @classmethod
+    def _file_and_sep(cls, data: Any) -> Any:
+        # ``hierarchy: age.csv`` with ``sep: ";"`` beside it: the file's separator.
+        if isinstance(data, Mapping) and "sep" in data:
+            rest = {k: v for k, v in data.items() if k != "sep"}
+            source = rest.get("hierarchy")
+            if isinstance(source, (str, os.PathLike)):
+                rest["hierarchy"] = {"path": source, "sep": data["sep"]}
+            elif isinstance(source, Mapping):
+                rest["hierarchy"] = {**source, "sep": data["sep"]}
+            return rest
+        return data
 
 
 class ShippedHierarchy:
@@ -71,17 +89,40 @@ class GeneralizeKind:
         )
 
     def build(self, name: str, spec: GeneralizeTreatment) -> Step:
-        """A row step (the hierarchy read now)."""
-        hierarchy = anonymity.Hierarchy.from_csv(spec.hierarchy, sep=spec.sep)
-        if spec.level >= hierarchy.levels:
-            raise PlanError(
-                f"columns.{name}.treatment.level: {spec.level} is beyond the hierarchy's "
-                f"levels 0..{hierarchy.levels - 1}"
-            )
-        shipped = ShippedHierarchy(hierarchy)
+        """A row step: the hierarchy read now, or a recipe built on each partition's values.
+
+        A recipe's labels depend on the value and the rule only, so every partition
+        labels a value alike.
+        """
+        where = f"columns.{name}.treatment.hierarchy"
         level = spec.level
+        if spec.hierarchy.needs_values:
+            source = spec.hierarchy
+
+            def from_recipe(df: pd.DataFrame, _: Any) -> pd.DataFrame:
+                column = df[name]
+                present = column.notna()
+                hierarchy = source.load(where, column[present].unique())
+                _check_level(name, level, hierarchy)
+                labels = hierarchy.generalize(column[present], level).astype(object)
+                out = pd.Series(np.full(len(column), np.nan, dtype=object), index=column.index)
+                out[present.to_numpy()] = labels.to_numpy()
+                return replaced(df, name, out.rename(name))
+
+            return Step(f"{name}: {spec.method}", name, "row", from_recipe, (name,))
+        hierarchy = spec.hierarchy.load(where)
+        _check_level(name, level, hierarchy)
+        shipped = ShippedHierarchy(hierarchy)
 
         def apply(df: pd.DataFrame, _: Any) -> pd.DataFrame:
             return replaced(df, name, shipped.get().generalize(df[name], level))
 
         return Step(f"{name}: {spec.method}", name, "row", apply, (name,))
+
+
+def _check_level(name: str, level: int, hierarchy: anonymity.Hierarchy) -> None:
+    if level >= hierarchy.levels:
+        raise PlanError(
+            f"columns.{name}.treatment.level: {level} is beyond the hierarchy's "
+            f"levels 0..{hierarchy.levels - 1}"
+        )
