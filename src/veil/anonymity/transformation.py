@@ -580,33 +580,42 @@ class Problem:
         """
         if outcome is None:
             outcome = self.evaluate(self.base(), None, node, with_metrics=False)
-        # One row per record: map each record to its row of the aggregated table.
-        generalized = [
-            self.maps[j][0, lv][codes] if lv else codes
-            for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
-        ]
         if self._record_class is not None:
             kept = outcome.kept[outcome.source_class[self._record_class]]
         else:
-            kept = self._record_kept(generalized, outcome)
+            kept = self._record_kept(self._generalized(node), outcome)
+        # Only the columns that change are rebuilt; the others are taken as they are.
         if suppression == "remove":
-            # Only the released records are labelled.
             rows = np.flatnonzero(kept)
-            out = self.df.take(rows)
-            generalized = [codes[rows] for codes in generalized]
+            out = self.df.drop(columns=self.qis).take(rows)
+            level0 = [codes[rows] for codes in self.level0]
         else:
-            out = self.df.copy()
+            out = self.df.drop(columns=self.qis)
+            level0 = self.level0
         strings = default_string_dtype()
         arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
-        for j, q in enumerate(self.qis):
+        position = {q: i for i, q in enumerate(self.df.columns) if q in set(self.qis)}
+        for j, q in sorted(enumerate(self.qis), key=lambda jq: position[jq[1]]):
             labels = self.hierarchies[j].labels(node[j])
-            if arrow:
-                out[q] = arrow_strings(generalized[j], labels, strings)
-            else:
-                out[q] = np.asarray(labels, dtype=object)[generalized[j]]
-        if suppression != "remove":
-            out.loc[~kept, self.qis] = "*"
+            codes = self.maps[j][0, node[j]][level0[j]] if node[j] else level0[j]
+            if suppression != "remove":
+                # Suppressed records show "*" in every QI: one more label.
+                labels = np.append(labels, "*")
+                codes = np.where(kept, codes, len(labels) - 1)
+            values = (
+                arrow_strings(codes, labels, strings)
+                if arrow
+                else np.asarray(labels, dtype=object)[codes]
+            )
+            out.insert(position[q], q, values)
         return out, int(self.weight[~kept].sum())
+
+    def _generalized(self, node: tuple[int, ...]) -> list[_Ints]:
+        """Each record's group at ``node``, per QI."""
+        return [
+            self.maps[j][0, lv][codes] if lv else codes
+            for j, (codes, lv) in enumerate(zip(self.level0, node, strict=True))
+        ]
 
     def _record_kept(self, generalized: list[_Ints], outcome: Outcome) -> npt.NDArray[np.bool_]:
         """Whether each record's class is released, from the node's class rows."""
