@@ -1,9 +1,8 @@
-"""A small public-domain slice of Adult for the synthesizer tests, and a utility measure."""
+"""A small public-domain slice of Adult for the synthesizer tests."""
 
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 import pandas as pd
@@ -29,16 +28,3 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame]:
     adult = load_adult()[ADULT_COLUMNS]
     order = np.random.default_rng(3).permutation(len(adult))
     return adult.iloc[order[:4000]].copy(), adult.iloc[order[4000:8000]].copy()
-
-
-def pairwise_tvd(domain: TableDomain, a: pd.DataFrame, b: pd.DataFrame) -> float:
-    """Mean total variation distance between the 2-way marginals of a and b (binned)."""
-    ca, cb = domain.encode(a), domain.encode(b)
-    sizes = domain.sizes
-    out = []
-    for x, y in itertools.combinations(domain.names, 2):
-        cells = sizes[x] * sizes[y]
-        ha = np.bincount(ca[x] * sizes[y] + ca[y], minlength=cells) / len(a)
-        hb = np.bincount(cb[x] * sizes[y] + cb[y], minlength=cells) / len(b)
-        out.append(0.5 * np.abs(ha - hb).sum())
-    return float(np.mean(out))

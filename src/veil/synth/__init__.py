@@ -10,12 +10,16 @@ notion ``"dp-synthetic"`` per dataset.
   with mbi 2.0 (``pip install 'veil[synth]'``).
 * :class:`IndependentMarginals`: the baseline of one noisy histogram per column.
 
-Domains (:class:`TableDomain`) are public inputs: categories, bounds and bins.
+Domains (:class:`TableDomain`) are public inputs: categories, bounds and bins; numeric
+bounds nobody can declare are estimated under DP by :func:`dp_bounds`, whose cost the
+model adds to its own.
 """
 
 from veil.synth.accounting import ZCDPAccountant, ZCDPEntry, epsilon_from_rho, rho_from_epsilon
 from veil.synth.base import Synthesizer, SynthModel
+from veil.synth.bounds import DPBounds, dp_bounds, dp_quantile
 from veil.synth.domain import CategoricalColumn, ColumnDomain, NumericColumn, TableDomain
+from veil.synth.fidelity import marginal_tvd
 from veil.synth.graphical import GraphicalModel
 from veil.synth.independent import IndependentMarginals
 from veil.synth.marginal import AIM, MST
@@ -26,6 +30,7 @@ __all__ = [
     "MST",
     "CategoricalColumn",
     "ColumnDomain",
+    "DPBounds",
     "GraphicalModel",
     "IndependentMarginals",
     "Measurement",
@@ -35,6 +40,9 @@ __all__ = [
     "TableDomain",
     "ZCDPAccountant",
     "ZCDPEntry",
+    "dp_bounds",
+    "dp_quantile",
     "epsilon_from_rho",
+    "marginal_tvd",
     "rho_from_epsilon",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "assemble",
     "check_fit_input",
     "check_sample_input",
+    "with_domain_costs",
 ]
 
 
@@ -173,6 +174,13 @@ def check_sample_input(
         raise ParameterError("given: column names must be unique")
     codes = domain.encode(given, [str(c) for c in given.columns])
     return int(n), codes, given.index
+
+
+def with_domain_costs(cost: PrivacyCost, domain: TableDomain) -> PrivacyCost:
+    """A fit's cost composed (sequentially) with what estimating its domain spent."""
+    for spent in domain.costs:
+        cost = cost + spent
+    return cost
 
 
 def assemble(

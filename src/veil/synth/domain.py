@@ -29,6 +29,7 @@ from veil.errors import (
     ParameterError,
     PrivacyLeakWarning,
 )
+from veil.mechanisms import PrivacyCost
 
 __all__ = ["CategoricalColumn", "ColumnDomain", "NumericColumn", "TableDomain"]
 
@@ -92,6 +93,9 @@ class NumericColumn:
         Integer data (sampled values are integers).
     missing : bool, default False
         Whether a missing value is a category of its own (the last code).
+    clip : bool, default False
+        Clip values outside the bounds to them instead of refusing the data (what a
+        DP estimate of the bounds needs, see :func:`veil.synth.dp_bounds`).
     """
 
     lower: float
@@ -99,6 +103,7 @@ class NumericColumn:
     edges: tuple[float, ...]
     integer: bool = False
     missing: bool = False
+    clip: bool = False
 
     def __post_init__(self) -> None:
         edges = np.asarray(self.edges, dtype=np.float64)
@@ -150,11 +155,19 @@ class NumericColumn:
             "edges": [float(e) for e in self.edges],
             "integer": self.integer,
             "missing": self.missing,
+            "clip": self.clip,
         }
 
     @classmethod
     def with_bins(
-        cls, lower: float, upper: float, bins: int, *, integer: bool = False, missing: bool = False
+        cls,
+        lower: float,
+        upper: float,
+        bins: int,
+        *,
+        integer: bool = False,
+        missing: bool = False,
+        clip: bool = False,
     ) -> NumericColumn:
         """Equal-width bins over the bounds.
 
@@ -178,7 +191,7 @@ class NumericColumn:
                 )
             edges = np.linspace(lower, upper, int(bins) + 1)
         return cls(
-            float(lower), float(upper), tuple(float(e) for e in edges), bool(integer), missing
+            float(lower), float(upper), tuple(float(e) for e in edges), bool(integer), missing, clip
         )
 
 
@@ -213,7 +226,7 @@ def _column_from_spec(name: str, spec: Any) -> ColumnDomain:
             f"domain[{name!r}]: must be a list of categories or a mapping with 'values' or "
             f"'bounds', got {type(spec).__name__}"
         )
-    known = {"values", "missing", "bounds", "bins", "edges", "integer"}
+    known = {"values", "missing", "bounds", "bins", "edges", "integer", "clip"}
     unknown = sorted(set(spec) - known)
     if unknown:
         raise ParameterError(f"domain[{name!r}]: unknown keys {unknown}; allowed: {sorted(known)}")
@@ -221,14 +234,16 @@ def _column_from_spec(name: str, spec: Any) -> ColumnDomain:
     if not isinstance(missing, bool):
         raise ParameterError(f"domain[{name!r}].missing: must be true or false, got {missing!r}")
     if "values" in spec:
-        if {"bounds", "bins", "edges", "integer"} & set(spec):
+        if {"bounds", "bins", "edges", "integer", "clip"} & set(spec):
             raise ParameterError(
                 f"domain[{name!r}]: give either 'values' (categorical) or 'bounds' (numeric)"
             )
         return CategoricalColumn(tuple(spec["values"]), missing)
     integer = spec.get("integer", False)
-    if not isinstance(integer, bool):
-        raise ParameterError(f"domain[{name!r}].integer: must be true or false, got {integer!r}")
+    clip = spec.get("clip", False)
+    for key, flag in (("integer", integer), ("clip", clip)):
+        if not isinstance(flag, bool):
+            raise ParameterError(f"domain[{name!r}].{key}: must be true or false, got {flag!r}")
     edges = spec.get("edges")
     bounds = spec.get("bounds")
     if edges is not None:
@@ -238,14 +253,14 @@ def _column_from_spec(name: str, spec: Any) -> ColumnDomain:
         if bounds is None:
             bounds = (edge_list[0], edge_list[-1]) if edge_list else (0.0, 0.0)
         lo, hi = _bounds(name, bounds)
-        return NumericColumn(lo, hi, tuple(edge_list), integer, missing)
+        return NumericColumn(lo, hi, tuple(edge_list), integer, missing, clip)
     if bounds is None:
         raise ParameterError(
             f"domain[{name!r}]: needs 'values' (categorical) or 'bounds' (numeric)"
         )
     lo, hi = _bounds(name, bounds)
     return NumericColumn.with_bins(
-        lo, hi, spec.get("bins", DEFAULT_BINS), integer=integer, missing=missing
+        lo, hi, spec.get("bins", DEFAULT_BINS), integer=integer, missing=missing, clip=clip
     )
 
 
@@ -265,7 +280,12 @@ class TableDomain:
     ----------
     columns : mapping of column name to CategoricalColumn or NumericColumn
     leaks : sequence of str, optional
-        Data-dependent choices behind this domain (filled by :meth:`from_data`).
+        Data-dependent choices behind this domain that no privacy cost covers (filled
+        by :meth:`from_data`).
+    costs : sequence of PrivacyCost, optional
+        What a DP estimate of parts of this domain spent (filled by
+        :func:`veil.synth.dp_bounds`); a model fitted on the domain adds them to its
+        own cost.
 
     Examples
     --------
@@ -278,7 +298,13 @@ class TableDomain:
     {'sex': 2, 'age': 4}
     """
 
-    def __init__(self, columns: Mapping[str, ColumnDomain], *, leaks: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        columns: Mapping[str, ColumnDomain],
+        *,
+        leaks: Sequence[str] = (),
+        costs: Sequence[PrivacyCost] = (),
+    ) -> None:
         if not isinstance(columns, Mapping) or len(columns) == 0:
             raise ParameterError("domain: needs at least one column")
         for name, col in columns.items():
@@ -289,6 +315,7 @@ class TableDomain:
                 )
         self.columns: dict[str, ColumnDomain] = dict(columns)
         self.leaks: tuple[str, ...] = tuple(leaks)
+        self.costs: tuple[PrivacyCost, ...] = tuple(costs)
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> TableDomain:
@@ -375,7 +402,7 @@ class TableDomain:
     def project(self, names: Sequence[str]) -> TableDomain:
         """The domain of a subset of the columns (in the order given)."""
         self.check_names(names, "names")
-        return TableDomain({n: self.columns[n] for n in names}, leaks=self.leaks)
+        return TableDomain({n: self.columns[n] for n in names}, leaks=self.leaks, costs=self.costs)
 
     def check_names(self, names: Sequence[str], parameter: str) -> None:
         """Raise ColumnError if a name is not a column of this domain."""
@@ -448,6 +475,8 @@ def _encode(name: str, series: pd.Series, col: ColumnDomain) -> IntArray:
         )
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     present = ~missing
+    if col.clip:
+        values = np.clip(values, col.lower, col.upper)
     outside = int(((values[present] < col.lower) | (values[present] > col.upper)).sum())
     if outside:
         raise DomainError(

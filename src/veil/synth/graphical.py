@@ -12,6 +12,7 @@ Given columns are eliminated last, so conditioning on them is exact too.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -223,6 +224,7 @@ class GraphicalModel(SynthModel):
                 "notion": self.cost.notion,
                 "unit": self.cost.unit,
             },
+            "domain_costs": [dataclasses.asdict(c) for c in self.domain.costs],
             "cliques": [list(c) for c in self.potentials],
             "domain": self.domain.to_dict(),
             "leaks": list(self.leaks),

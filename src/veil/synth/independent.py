@@ -21,7 +21,7 @@ import pandas as pd
 
 from veil.rng import RngLike, resolve_rng
 from veil.synth.accounting import ZCDPAccountant
-from veil.synth.base import Synthesizer, check_fit_input
+from veil.synth.base import Synthesizer, check_fit_input, with_domain_costs
 from veil.synth.domain import TableDomain
 from veil.synth.graphical import GraphicalModel
 from veil.synth.measure import contingency, measure
@@ -72,10 +72,8 @@ class IndependentMarginals(Synthesizer):
             with np.errstate(divide="ignore"):
                 log_p = np.log(clipped) if clipped.sum() > 0 else np.zeros(clipped.size)
             potentials[(name,)] = np.asarray(log_p, dtype=np.float64)
-        cost = acc.cost(
-            ", ".join(inp.domain.names), "independent marginals (discrete Gaussian, zCDP)"
-        )
+        mechanism = "independent marginals (discrete Gaussian, zCDP)"
+        cost = with_domain_costs(acc.cost(", ".join(inp.domain.names), mechanism), inp.domain)
         details = {"method": "independent marginals", "accounting": acc.to_dict()}
-        return GraphicalModel(
-            inp.domain, potentials, max(float(np.mean(totals)), 1.0), cost, details
-        )
+        total = max(float(np.mean(totals)), 1.0)
+        return GraphicalModel(inp.domain, potentials, total, cost, details)

@@ -29,7 +29,7 @@ import pandas as pd
 from veil.errors import ParameterError
 from veil.rng import RngLike, resolve_rng
 from veil.synth.accounting import ZCDPAccountant
-from veil.synth.base import FitInput, Synthesizer, check_fit_input
+from veil.synth.base import FitInput, Synthesizer, check_fit_input, with_domain_costs
 from veil.synth.domain import IntArray, TableDomain
 from veil.synth.estimation import Estimate, estimate, require_mbi
 from veil.synth.graphical import GraphicalModel, log_marginal
@@ -61,7 +61,7 @@ def _model(
     inp: FitInput, fitted: Estimate, acc: ZCDPAccountant, details: Mapping[str, Any]
 ) -> GraphicalModel:
     mechanism = f"{details['method']} (discrete Gaussian marginals, exponential selection, zCDP)"
-    cost = acc.cost(", ".join(inp.domain.names), mechanism)
+    cost = with_domain_costs(acc.cost(", ".join(inp.domain.names), mechanism), inp.domain)
     info = {**details, "accounting": acc.to_dict(), "estimation": "mbi 2.0 mirror descent"}
     return GraphicalModel(inp.domain, fitted.potentials, fitted.total, cost, info)
 
