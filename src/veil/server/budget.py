@@ -1,0 +1,197 @@
+"""The operator's policy and each dataset's ledger, as the database stores them.
+
+The figures are the library's: :class:`veil.release.Policy` checks a plan, and
+:class:`veil.release.dataset_ledger.DatasetLedger` composes a dataset's releases and
+says what remains. This module only loads and saves them, with an audit event for every
+change, and keeps a job's reservation in step with its run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as DbSession
+
+from veil.release import Policy, PolicyError
+from veil.release.dataset_ledger import DatasetBudget, DatasetLedger, LedgerEntry, Spend
+from veil.release.steps import TREATMENTS
+from veil.release.steps.location import MASKS
+from veil.server.access import require_role
+from veil.server.accounts import Identity, event, now
+from veil.server.errors import InputError
+from veil.server.models import BudgetEntry, Dataset, Job, OperatorPolicy
+
+__all__ = [
+    "METHODS",
+    "dataset_ledger",
+    "get_policy",
+    "release_policy",
+    "reserve",
+    "settle",
+    "unreserve",
+    "update_policy",
+]
+
+METHODS: tuple[str, ...] = (*TREATMENTS, *MASKS, "anonymization")
+"""Every treatment, mask and table step a policy can allow."""
+
+_FLOATS = (
+    "max_ldp_epsilon",
+    "max_ldp_delta",
+    "max_metric_epsilon",
+    "dataset_ldp_epsilon",
+    "dataset_ldp_delta",
+    "dataset_metric_epsilon",
+)
+
+
+def get_policy(db: DbSession) -> OperatorPolicy:
+    """The policy row (created with no limits and four-eyes on, if missing)."""
+    row = db.get(OperatorPolicy, 1)
+    if row is None:
+        row = OperatorPolicy(id=1, allow_leaks=False, four_eyes=True)
+        db.add(row)
+        db.flush()
+    return row
+
+
+def policy_view(row: OperatorPolicy) -> dict[str, Any]:
+    """The policy as plain data."""
+    return {
+        **{name: getattr(row, name) for name in _FLOATS},
+        "min_k": row.min_k,
+        "allowed_methods": row.allowed_methods,
+        "allow_leaks": row.allow_leaks,
+        "four_eyes": row.four_eyes,
+        "updated_at": None if row.updated_at is None else row.updated_at.isoformat(),
+    }
+
+
+def _number(name: str, value: Any) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{name}: must be a number >= 0 or empty, got {value!r}", field=name
+        ) from None
+    if not (math.isfinite(number) and number >= 0):
+        raise InputError(f"{name}: must be a finite number >= 0, got {value!r}", field=name)
+    if name.endswith("delta") and number >= 1:
+        raise InputError(f"{name}: a delta must be below 1, got {value!r}", field=name)
+    return number
+
+
+def _flag(value: Any) -> bool:
+    return value in (True, "true", "on", "1", 1, "yes")
+
+
+def update_policy(db: DbSession, who: Identity, fields: dict[str, Any]) -> OperatorPolicy:
+    """Set the policy from ``fields`` (operators only); every field is checked first.
+
+    Empty numbers mean no limit; ``allowed_methods`` is a list (or comma-separated
+    text) of :data:`METHODS`, empty for any.
+    """
+    require_role(who, "operator")
+    values: dict[str, Any] = {name: _number(name, fields.get(name)) for name in _FLOATS}
+    min_k = fields.get("min_k")
+    if min_k is None or (isinstance(min_k, str) and not min_k.strip()):
+        values["min_k"] = None
+    else:
+        try:
+            values["min_k"] = int(str(min_k))
+        except ValueError:
+            raise InputError(
+                f"min_k: must be an integer >= 1, got {min_k!r}", field="min_k"
+            ) from None
+        if values["min_k"] < 1:
+            raise InputError(f"min_k: must be an integer >= 1, got {min_k!r}", field="min_k")
+    methods = fields.get("allowed_methods")
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    if methods:
+        unknown = sorted(set(methods) - set(METHODS))
+        if unknown:
+            raise InputError(
+                f"allowed_methods: unknown methods {unknown}; known: {', '.join(METHODS)}",
+                field="allowed_methods",
+            )
+        values["allowed_methods"] = sorted(set(methods))
+    else:
+        values["allowed_methods"] = None
+    values["allow_leaks"] = _flag(fields.get("allow_leaks"))
+    values["four_eyes"] = _flag(fields.get("four_eyes"))
+    row = get_policy(db)
+    before = policy_view(row)
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.updated_by, row.updated_at = who.user.id, now()
+    event(db, who, "policy.update", "policy", 1, before=before, after=policy_view(row))
+    return row
+
+
+def release_policy(row: OperatorPolicy) -> Policy:
+    """The library's :class:`~veil.release.Policy` for one release under ``row``."""
+    try:
+        return Policy(
+            max_ldp_epsilon=row.max_ldp_epsilon,
+            max_ldp_delta=row.max_ldp_delta,
+            max_metric_epsilon=row.max_metric_epsilon,
+            min_k=row.min_k,
+            allowed_methods=None if row.allowed_methods is None else frozenset(row.allowed_methods),
+            allow_leaks=row.allow_leaks,
+        )
+    except PolicyError as exc:
+        raise InputError(str(exc), field="policy") from None
+
+
+def dataset_ledger(db: DbSession, dataset: Dataset, row: OperatorPolicy) -> DatasetLedger:
+    """Every job's line of ``dataset``'s ledger, against the policy's per-dataset budget."""
+    entries = db.scalars(select(BudgetEntry).where(BudgetEntry.dataset_id == dataset.id)).all()
+    return DatasetLedger(
+        DatasetBudget(row.dataset_ldp_epsilon, row.dataset_ldp_delta, row.dataset_metric_epsilon),
+        [
+            LedgerEntry(
+                str(e.job_id),
+                Spend(e.ldp_epsilon, e.ldp_delta, e.metric_epsilon),
+                "spent" if e.state == "spent" else "reserved",
+            )
+            for e in entries
+        ],
+    )
+
+
+def reserve(db: DbSession, job: Job, spend: Spend) -> None:
+    """Reserve ``spend`` for ``job`` in its dataset's ledger."""
+    db.add(
+        BudgetEntry(
+            dataset_id=job.dataset_id,
+            job_id=job.id,
+            state="reserved",
+            ldp_epsilon=spend.ldp_epsilon,
+            ldp_delta=spend.ldp_delta,
+            metric_epsilon=spend.metric_epsilon,
+            created_at=now(),
+        )
+    )
+
+
+def settle(db: DbSession, job: Job, spend: Spend) -> None:
+    """The job's release was committed: its line becomes what it spent."""
+    entry = db.scalar(select(BudgetEntry).where(BudgetEntry.job_id == job.id))
+    if entry is None:
+        entry = BudgetEntry(dataset_id=job.dataset_id, job_id=job.id, created_at=now())
+        db.add(entry)
+    entry.state = "spent"
+    entry.ldp_epsilon, entry.ldp_delta = spend.ldp_epsilon, spend.ldp_delta
+    entry.metric_epsilon = spend.metric_epsilon
+
+
+def unreserve(db: DbSession, job: Job) -> None:
+    """The job ended without a release: its reservation is removed (nothing was spent)."""
+    entry = db.scalar(select(BudgetEntry).where(BudgetEntry.job_id == job.id))
+    if entry is not None and entry.state == "reserved":
+        db.delete(entry)

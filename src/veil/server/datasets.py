@@ -1,0 +1,253 @@
+"""Raw datasets: intake, profile and risk on upload, custody, retention and deletion.
+
+An upload is written encrypted under a random name (``datasets/<uid>.veil``; the name
+the user gave the file is kept only as text), then profiled by streaming through the
+decrypting reader (:func:`veil.release.intake.profile_csv`) with the risk guidance of
+:func:`veil.release.intake.risk_guidance`. A file that fails the profile is removed:
+nothing of a refused upload remains.
+
+Deleting a dataset's raw data destroys its wrapped key and removes its file; the audit
+event records the ciphertext's SHA-256 and size, the key id and the reason (the owner,
+the retention period, or publication with delete-after-publish), which proves what was
+deleted and when.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import secrets
+import shutil
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as DbSession
+
+from veil.errors import VeilError
+from veil.release.intake import profile_csv, risk_guidance
+from veil.server.accounts import Identity, _aware, event, now
+from veil.server.config import ServerConfig
+from veil.server.custody import CHUNK, DecryptingReader, KeyRing
+from veil.server.errors import Conflict, InputError
+from veil.server.models import Dataset
+from veil.server.uploads import UploadSink
+
+__all__ = [
+    "DatasetForm",
+    "decrypt_to",
+    "delete_raw",
+    "new_upload",
+    "register_upload",
+    "sweep_retention",
+]
+
+_MAX_NAME = 200
+
+
+def _file(config: ServerConfig, uid: str) -> Path:
+    return config.folder("datasets") / f"{uid}.veil"
+
+
+class DatasetForm:
+    """The fields of an upload besides the file, checked."""
+
+    def __init__(self, name: Any, retention_days: Any, delete_after_publish: Any) -> None:
+        text = "" if name is None else str(name).strip()
+        if not 1 <= len(text) <= _MAX_NAME:
+            raise InputError(f"name: must be 1 to {_MAX_NAME} characters", field="name")
+        if any(ord(c) < 32 for c in text):
+            raise InputError("name: must not hold control characters", field="name")
+        self.name = text
+        days = None if retention_days in (None, "") else str(retention_days).strip()
+        if days is None or days == "":
+            self.retention_days: int | None = None
+        else:
+            if not days.isdigit() or not 1 <= int(days) <= 36500:
+                raise InputError(
+                    f"retention_days: must be a whole number of days from 1 to 36500, or "
+                    f"empty to keep the data, got {retention_days!r}",
+                    field="retention_days",
+                )
+            self.retention_days = int(days)
+        self.delete_after_publish = delete_after_publish in (True, "true", "on", "1", "yes")
+
+
+def new_upload(config: ServerConfig, keyring: KeyRing) -> tuple[str, bytes, UploadSink]:
+    """A fresh dataset id, its data key and the sink its bytes go through."""
+    uid = secrets.token_hex(16)
+    key = keyring.new_data_key()
+    sink = UploadSink(
+        _file(config, uid),
+        key,
+        uid,
+        max_bytes=config.max_upload_bytes,
+        max_ratio=config.max_compression_ratio,
+    )
+    return uid, key, sink
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def register_upload(
+    db: DbSession,
+    config: ServerConfig,
+    keyring: KeyRing,
+    who: Identity,
+    uid: str,
+    data_key: bytes,
+    sink: UploadSink,
+    form: DatasetForm,
+    original_name: str,
+) -> Dataset:
+    """Profile the stored upload and record the dataset (the file is removed on refusal)."""
+    path = sink.path
+    try:
+        profile = profile_csv(
+            lambda: io.BufferedReader(DecryptingReader(path, data_key, uid), CHUNK), rng=None
+        )
+        guidance = risk_guidance(profile)
+    except VeilError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise InputError(str(exc), field="file") from None
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise
+    dataset = Dataset(
+        uid=uid,
+        name=form.name,
+        owner_id=who.user.id,
+        created_at=now(),
+        custody="encrypted",
+        wrapped_key=keyring.wrap(data_key, uid),
+        key_id=keyring.key_id,
+        size_bytes=sink.plain_bytes,
+        cipher_sha256=_sha256(path),
+        profile={**profile.to_dict(), "original_name": original_name[:200]},
+        risk=guidance.to_dict(),
+        retention_days=form.retention_days,
+        delete_after_publish=form.delete_after_publish,
+    )
+    db.add(dataset)
+    db.flush()
+    event(
+        db,
+        who,
+        "dataset.upload",
+        "dataset",
+        dataset.id,
+        name=dataset.name,
+        bytes=dataset.size_bytes,
+        rows=profile.rows,
+        columns=len(profile.columns),
+        cipher_sha256=dataset.cipher_sha256,
+        key_id=dataset.key_id,
+        compressed=sink.compressed,
+    )
+    return dataset
+
+
+def dataset_view(dataset: Dataset) -> dict[str, Any]:
+    """What the owner sees of a dataset (profile and risk are confidential to them)."""
+    expires = (
+        None
+        if dataset.retention_days is None
+        else (_aware(dataset.created_at) + timedelta(days=dataset.retention_days)).isoformat()
+    )
+    return {
+        "id": dataset.id,
+        "name": dataset.name,
+        "custody": dataset.custody,
+        "created_at": dataset.created_at.isoformat(),
+        "size_bytes": dataset.size_bytes,
+        "key_id": dataset.key_id,
+        "cipher_sha256": dataset.cipher_sha256,
+        "profile": dataset.profile,
+        "risk": dataset.risk,
+        "retention_days": dataset.retention_days,
+        "delete_after_publish": dataset.delete_after_publish,
+        "expires_at": expires,
+        "deleted_at": None if dataset.deleted_at is None else dataset.deleted_at.isoformat(),
+        "deletion_reason": dataset.deletion_reason,
+    }
+
+
+def set_retention(db: DbSession, who: Identity, dataset: Dataset, form: DatasetForm) -> None:
+    """Change the retention period and delete-after-publish of a dataset."""
+    dataset.retention_days = form.retention_days
+    dataset.delete_after_publish = form.delete_after_publish
+    event(
+        db,
+        who,
+        "dataset.retention",
+        "dataset",
+        dataset.id,
+        retention_days=form.retention_days,
+        delete_after_publish=form.delete_after_publish,
+    )
+
+
+def decrypt_to(keyring: KeyRing, config: ServerConfig, dataset: Dataset, target: Path) -> None:
+    """Write the dataset's plain CSV to ``target`` (mode 600), for a worker's run."""
+    if dataset.custody != "encrypted":
+        raise Conflict(f"dataset {dataset.id}: its raw data was deleted", field="dataset")
+    key = keyring.unwrap(dataset.wrapped_key, dataset.uid)
+    with DecryptingReader(_file(config, dataset.uid), key, dataset.uid) as source:
+        target.touch(mode=0o600)
+        with open(target, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+
+
+def delete_raw(
+    db: DbSession, config: ServerConfig, who: Identity | None, dataset: Dataset, reason: str
+) -> None:
+    """Destroy the dataset's key and file, with the audit event that proves it."""
+    if dataset.custody == "deleted":
+        raise Conflict(f"dataset {dataset.id}: already deleted", field="dataset")
+    path = _file(config, dataset.uid)
+    cipher = _sha256(path) if path.exists() else dataset.cipher_sha256
+    dataset.wrapped_key = None
+    dataset.custody = "deleted"
+    dataset.deleted_at = now()
+    dataset.deletion_reason = reason
+    db.flush()
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    event(
+        db,
+        who,
+        "dataset.delete",
+        "dataset",
+        dataset.id,
+        actor="platform",
+        actor_role="system",
+        reason=reason,
+        cipher_sha256=cipher,
+        bytes=dataset.size_bytes,
+        key_id=dataset.key_id,
+        key_destroyed=True,
+        file_removed=not path.exists(),
+    )
+
+
+def sweep_retention(db: DbSession, config: ServerConfig) -> int:
+    """Delete every dataset past its retention period; returns how many."""
+    count = 0
+    for dataset in db.scalars(
+        select(Dataset).where(Dataset.custody == "encrypted", Dataset.retention_days.is_not(None))
+    ):
+        assert dataset.retention_days is not None
+        if _aware(dataset.created_at) + timedelta(days=dataset.retention_days) <= now():
+            delete_raw(db, config, None, dataset, f"retention of {dataset.retention_days} days")
+            count += 1
+    return count

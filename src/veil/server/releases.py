@@ -1,0 +1,228 @@
+"""Releases: review, approval (four-eyes when the policy says so), publication, download.
+
+A committed run becomes a ``draft`` release, seen only by its dataset's curator. With
+four-eyes on, the curator asks for approval (``awaiting_approval``: other curators may
+then review it), a *second* curator approves it (``approved``) or rejects it, and only
+then can the owner publish it. Publication checks the release's files against its
+manifest (:func:`veil.release.outputs.verify_release`) and, if the dataset asks for it,
+deletes the raw data. Data users see published releases only; the confidential report
+and custodian record are never part of what they see or download.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session as DbSession
+
+from veil.release import PlanError
+from veil.release.dataset_ledger import Spend
+from veil.release.outputs import verify_release
+from veil.server.accounts import Identity, event, now
+from veil.server.budget import get_policy, settle
+from veil.server.config import ServerConfig
+from veil.server.datasets import delete_raw
+from veil.server.errors import Conflict, Forbidden, InputError
+from veil.server.folders import job_paths
+from veil.server.models import Dataset, Job, Release, User
+from veil.spreadsheet import escape_formulas
+
+__all__ = [
+    "adopt_committed",
+    "approve",
+    "csv_export",
+    "publish",
+    "record_release",
+    "reject",
+    "release_file",
+    "release_view",
+    "report_html",
+    "request_approval",
+]
+
+
+def record_release(
+    db: DbSession, config: ServerConfig, job: Job, manifest: dict[str, Any]
+) -> Release:
+    """The draft release of a committed run, and its spend settled in the ledger."""
+    entry = manifest["outputs"]["release"]
+    totals = manifest.get("totals", {})
+    ldp, metric = totals.get("ldp", {}), totals.get("metric", {})
+    settle(
+        db, job, Spend(ldp.get("epsilon", 0.0), ldp.get("delta", 0.0), metric.get("epsilon", 0.0))
+    )
+    dataset = db.get(Dataset, job.dataset_id)
+    release = Release(
+        uid=job.uid,
+        job_id=job.id,
+        dataset_id=job.dataset_id,
+        plan_version_id=job.plan_version_id,
+        title=f"{dataset.name if dataset else 'dataset'} (job {job.id})",
+        status="draft",
+        file_name=str(entry["file"]),
+        file_format=str(entry.get("format", "csv")),
+        file_sha256=str(entry["sha256"]),
+        rows=int(entry.get("rows", 0)),
+        manifest=manifest,
+        created_at=now(),
+    )
+    db.add(release)
+    db.flush()
+    job.status, job.finished_at = "done", now()
+    return release
+
+
+def adopt_committed(db: DbSession, config: ServerConfig, job: Job) -> Release:
+    """Record a release its run committed before the platform stopped."""
+    paths = job_paths(config, job)
+    manifest = json.loads((paths.release / "manifest.json").read_text(encoding="utf-8"))
+    release = record_release(db, config, job, manifest)
+    job.result = {"note": "committed before an interruption; recovered at start"}
+    return release
+
+
+def release_view(db: DbSession, release: Release, *, public: bool) -> dict[str, Any]:
+    """A release as plain data; ``public`` keeps to what data users may see."""
+    view: dict[str, Any] = {
+        "id": release.id,
+        "title": release.title,
+        "status": release.status,
+        "file": release.file_name,
+        "format": release.file_format,
+        "sha256": release.file_sha256,
+        "rows": release.rows,
+        "published_at": None if release.published_at is None else release.published_at.isoformat(),
+        "totals": release.manifest.get("totals"),
+        "not_protected": release.manifest.get("not_protected"),
+    }
+    if not public:
+        names = {}
+        for key in ("requested_by", "approved_by", "published_by"):
+            uid = getattr(release, key)
+            user = db.get(User, uid) if uid is not None else None
+            names[key] = None if user is None else user.username
+        view.update(
+            {
+                "dataset_id": release.dataset_id,
+                "plan_version_id": release.plan_version_id,
+                "job_id": release.job_id,
+                "created_at": release.created_at.isoformat(),
+                **names,
+            }
+        )
+    return view
+
+
+def _owner(db: DbSession, who: Identity, release: Release) -> Dataset:
+    dataset = db.get(Dataset, release.dataset_id)
+    if dataset is None or dataset.owner_id != who.user.id:
+        raise Forbidden("release: only the curator of its dataset may do this")
+    return dataset
+
+
+def request_approval(db: DbSession, who: Identity, release: Release) -> None:
+    """The owner asks a second curator to review a draft."""
+    _owner(db, who, release)
+    if release.status not in ("draft", "rejected"):
+        raise Conflict(f"release {release.id}: is {release.status}, not a draft", field="release")
+    release.status, release.requested_by, release.approved_by = (
+        "awaiting_approval",
+        who.user.id,
+        None,
+    )
+    event(db, who, "release.request_approval", "release", release.id)
+
+
+def approve(db: DbSession, who: Identity, release: Release) -> None:
+    """A second curator (not the owner, not the requester) approves the release."""
+    dataset = db.get(Dataset, release.dataset_id)
+    if release.status != "awaiting_approval":
+        raise Conflict(
+            f"release {release.id}: is {release.status}; only a release awaiting approval can "
+            "be approved",
+            field="release",
+        )
+    if (
+        dataset is not None and dataset.owner_id == who.user.id
+    ) or release.requested_by == who.user.id:
+        raise Forbidden("approval: a second curator must approve (four-eyes); not the owner")
+    release.status, release.approved_by = "approved", who.user.id
+    event(db, who, "release.approve", "release", release.id)
+
+
+def reject(db: DbSession, who: Identity, release: Release, reason: Any) -> None:
+    """A reviewer sends the release back to its owner, with a reason."""
+    if release.status != "awaiting_approval":
+        raise Conflict(f"release {release.id}: is {release.status}", field="release")
+    text = str(reason or "").strip()
+    if not 1 <= len(text) <= 500:
+        raise InputError("reason: say why, in 1 to 500 characters", field="reason")
+    dataset = db.get(Dataset, release.dataset_id)
+    if dataset is not None and dataset.owner_id == who.user.id:
+        raise Forbidden("approval: the owner cannot review their own release")
+    release.status = "rejected"
+    event(db, who, "release.reject", "release", release.id, reason=text)
+
+
+def publish(db: DbSession, config: ServerConfig, who: Identity, release: Release) -> None:
+    """The owner publishes an approved release (or a draft, when four-eyes is off)."""
+    dataset = _owner(db, who, release)
+    four_eyes = get_policy(db).four_eyes
+    allowed = ("approved",) if four_eyes else ("approved", "draft")
+    if release.status not in allowed:
+        need = "approved by a second curator (four-eyes)" if four_eyes else "a draft or approved"
+        raise Conflict(
+            f"release {release.id}: is {release.status}; it must be {need}", field="release"
+        )
+    folder = job_paths(config, _job(db, release)).release
+    try:
+        verify_release(folder)
+    except PlanError as exc:
+        raise Conflict(
+            f"release {release.id}: its files do not verify ({exc})", field="release"
+        ) from None
+    release.status, release.published_by, release.published_at = "published", who.user.id, now()
+    event(db, who, "release.publish", "release", release.id, sha256=release.file_sha256)
+    if dataset.delete_after_publish and dataset.custody == "encrypted":
+        delete_raw(db, config, who, dataset, f"deleted after publishing release {release.id}")
+
+
+def _job(db: DbSession, release: Release) -> Job:
+    job = db.get(Job, release.job_id)
+    assert job is not None
+    return job
+
+
+def release_file(db: DbSession, config: ServerConfig, release: Release) -> Path:
+    """The release file on disk."""
+    return job_paths(config, _job(db, release)).release / release.file_name
+
+
+def manifest_text(release: Release) -> str:
+    """The public manifest, as JSON."""
+    return json.dumps(release.manifest, indent=2, default=str) + "\n"
+
+
+def report_html(db: DbSession, config: ServerConfig, release: Release) -> str | None:
+    """The confidential report of a release (None when the plan wrote none)."""
+    path = job_paths(config, _job(db, release)).custodian / "report.html"
+    return path.read_text(encoding="utf-8") if path.exists() else None
+
+
+def csv_export(path: Path, batch_rows: int = 50_000) -> Iterator[bytes]:
+    """A Parquet release as CSV, a batch at a time, formula cells escaped."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    first = True
+    for batch in parquet.iter_batches(batch_size=batch_rows):
+        frame, _ = escape_formulas(batch.to_pandas())
+        out = io.StringIO()
+        frame.to_csv(out, index=False, header=first, quoting=csv.QUOTE_MINIMAL)
+        first = False
+        yield out.getvalue().encode("utf-8")

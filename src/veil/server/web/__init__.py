@@ -1,0 +1,1 @@
+"""The HTTP layer: one FastAPI application serving pages and the JSON API."""

@@ -1,0 +1,168 @@
+"""The FastAPI application: security headers, the streamed upload, every route."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from veil.server.config import ServerConfig
+from veil.server.custody import KeyRing
+from veil.server.database import Database
+from veil.server.datasets import DatasetForm, new_upload, register_upload
+from veil.server.errors import Forbidden, InputError, NotFound, ServerError, Unauthorized
+from veil.server.web.core import CSP, _identity, check_csrf, render_error, templates
+from veil.server.web.formstream import FormStream
+from veil.server.web.routes import add_routes
+
+__all__ = ["build_app"]
+
+_LOG = logging.getLogger("veil.server")
+
+
+def _headers(response: Response, path: str) -> None:
+    response.headers.setdefault("Content-Security-Policy", CSP)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers.setdefault(
+        "X-Frame-Options", "DENY" if "/report" not in path else "SAMEORIGIN"
+    )
+    response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
+    response.headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
+    if not path.startswith("/static/"):
+        response.headers["Cache-Control"] = "no-store"
+
+
+async def _upload(request: Request) -> Response:
+    """POST /datasets (and /api/datasets): the file streamed, checked and encrypted."""
+    state = request.app.state
+    api = request.url.path.startswith("/api/")
+    config: ServerConfig = state.config
+    db: Database = state.db
+    env = state.templates
+
+    def identify() -> tuple[Any, bool]:
+        with db.session() as session:
+            who, cookie_auth = _identity(session, request, api)
+            if who is None:
+                raise Unauthorized("session: sign in first")
+            if who.role != "curator":
+                raise Forbidden(f"role: a {who.role.replace('_', ' ')} may not upload datasets")
+            return who, cookie_auth
+
+    try:
+        who, cookie_auth = await run_in_threadpool(identify)
+        uid, key, sink = new_upload(config, state.keyring)
+        started: dict[str, Any] = {}
+
+        def on_start(name: str, fields: dict[str, str]) -> None:
+            # The CSRF token must come before the file, so that no byte of a forged
+            # upload is stored.
+            check_csrf(who, cookie_auth, request, fields)
+            started["name"] = name
+
+        stream = FormStream(request.headers.get("content-type", ""), "file", on_start, sink.feed)
+        try:
+            async for chunk in request.stream():
+                stream.write(chunk)
+            stream.finish()
+            if "name" not in started:
+                raise InputError("file: no file was sent; choose a CSV file", field="file")
+            form = DatasetForm(
+                stream.fields.get("name") or started["name"],
+                stream.fields.get("retention_days"),
+                stream.fields.get("delete_after_publish"),
+            )
+            sink.finish()
+        except BaseException:
+            sink.abort()
+            raise
+
+        def record() -> int:
+            with db.session() as session:
+                fresh, _ = _identity(session, request, api)
+                assert fresh is not None
+                dataset = register_upload(
+                    session, config, state.keyring, fresh, uid, key, sink, form, started["name"]
+                )
+                return dataset.id
+
+        dataset_id = await run_in_threadpool(record)
+    except ServerError as exc:
+        return render_error(request, env, exc)
+    if api:
+        return JSONResponse({"id": dataset_id}, status_code=201)
+    return Response(status_code=303, headers={"Location": f"/datasets/{dataset_id}"})
+
+
+def build_app(config: ServerConfig, keyring: KeyRing, db: Database) -> FastAPI:
+    """The application over ``db`` (already migrated)."""
+    app = FastAPI(
+        title="veil platform",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.config = config
+    app.state.keyring = keyring
+    app.state.db = db
+    app.state.templates = templates()
+    app.mount(
+        "/static",
+        StaticFiles(directory=str(resources.files("veil.server").joinpath("static"))),
+        name="static",
+    )
+    app.add_api_route("/datasets", _upload, methods=["POST"], include_in_schema=False)
+    app.add_api_route("/api/datasets", _upload, methods=["POST"])
+    add_routes(app)
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        try:
+            response = await call_next(request)
+        except Exception:
+            _LOG.exception("unexpected error on %s", request.url.path)
+            response = render_error(
+                request,
+                app.state.templates,
+                ServerError("server: an unexpected error; nothing was changed", field=""),
+            )
+            response.status_code = 500
+        _headers(response, request.url.path)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        error: ServerError
+        if exc.status_code == 404:
+            error = NotFound("path: no such page", field="path")
+        elif exc.status_code == 405:
+            error = ServerError("method: not allowed on this page", field="method")
+            error.status = 405
+        else:
+            error = ServerError(str(exc.detail), field="")
+            error.status = exc.status_code
+        return render_error(request, app.state.templates, error)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body"))
+        return render_error(
+            request,
+            app.state.templates,
+            InputError(f"{where or 'request'}: {first.get('msg', 'invalid')}", field=where),
+        )
+
+    return app

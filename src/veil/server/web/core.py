@@ -1,0 +1,284 @@
+"""What every route shares: who is calling, CSRF, transactions, rendering, headers.
+
+Each handler is registered twice, as a page (``/datasets/3``, HTML rendered from an
+autoescaped Jinja2 template) and as the JSON API (``/api/datasets/3``), and returns a
+:class:`Page` or a :class:`Done`: the same data either way, so pages and API cannot
+disagree. The wrapper
+
+* authenticates: a session cookie for pages and the API, or an API token
+  (``Authorization: Bearer``) for the API only;
+* refuses an unsafe method (POST) from a session without its CSRF token (the form
+  field ``csrf_token`` or the ``X-CSRF-Token`` header); an API token needs none;
+* runs the handler in one database transaction: a refused request (any
+  :class:`~veil.server.errors.ServerError`) is rolled back, so nothing is written;
+* renders a refusal as a message naming the field, with its HTTP status, never a
+  traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session as DbSession
+from starlette.concurrency import run_in_threadpool
+
+from veil.server.accounts import Identity, authenticate_token, session_identity
+from veil.server.config import ServerConfig
+from veil.server.custody import KeyRing
+from veil.server.database import Database
+from veil.server.errors import Forbidden, ServerError, Unauthorized
+from veil.server.models import Dataset
+from veil.server.security import same
+
+__all__ = ["COOKIE", "CSP", "Ctx", "Done", "Page", "register", "render_error"]
+
+COOKIE = "veil_session"
+PRE_COOKIE = "veil_pre"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_LOG = logging.getLogger("veil.server")
+_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def templates() -> Environment:
+    """The template environment: every value is HTML-escaped unless marked safe."""
+    env = Environment(
+        loader=FileSystemLoader(str(_TEMPLATES)),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, default=str)
+    return env
+
+
+@dataclass
+class Ctx:
+    """What a handler gets: the request's transaction, caller, fields and the platform."""
+
+    db: DbSession
+    who: Identity | None
+    fields: dict[str, Any]
+    config: ServerConfig
+    keyring: KeyRing
+    api: bool
+    request: Request
+
+    @property
+    def user(self) -> Identity:
+        """The caller (the wrapper has checked there is one)."""
+        assert self.who is not None
+        return self.who
+
+
+@dataclass
+class Page:
+    """A page: its template and the data (the API returns the data as JSON)."""
+
+    template: str
+    data: dict[str, Any]
+    status: int = 200
+
+
+@dataclass
+class Done:
+    """A change made: pages go to ``url``, the API returns ``data``."""
+
+    url: str
+    data: dict[str, Any] = field(default_factory=dict)
+    status: int = 200
+    cookies: dict[str, str | None] = field(default_factory=dict)
+
+
+Handler = Callable[..., Page | Done | Response]
+
+
+def _identity(db: DbSession, request: Request, api: bool) -> tuple[Identity | None, bool]:
+    """The caller, and whether a session cookie (which needs CSRF) authenticated them."""
+    header = request.headers.get("authorization", "")
+    if api and header.lower().startswith("bearer "):
+        who = authenticate_token(db, header[7:].strip())
+        if who is None:
+            raise Unauthorized("authorization: the API token is unknown or revoked")
+        return who, False
+    return session_identity(db, request.cookies.get(COOKIE)), True
+
+
+def custody_banner(db: DbSession, who: Identity | None) -> dict[str, Any]:
+    """What the custody line of every page says for this caller."""
+    if who is None or who.role != "curator":
+        return {"raw_access": False}
+    rows = db.execute(
+        select(Dataset.custody, func.count())
+        .where(Dataset.owner_id == who.user.id)
+        .group_by(Dataset.custody)
+    ).all()
+    counts = {str(custody): int(n) for custody, n in rows}
+    return {
+        "raw_access": True,
+        "encrypted": counts.get("encrypted", 0),
+        "deleted": counts.get("deleted", 0),
+    }
+
+
+def render_page(
+    request: Request, env: Environment, page: Page, ctx: Ctx | None, extra: dict[str, Any]
+) -> HTMLResponse:
+    """The page's HTML."""
+    who = None if ctx is None else ctx.who
+    data = {
+        **page.data,
+        "who": who,
+        "csrf": None if who is None else who.csrf,
+        "custody": {} if ctx is None else custody_banner(ctx.db, who),
+        "request_is_fragment": request.headers.get("hx-request") == "true",
+        **extra,
+    }
+    html = env.get_template(page.template).render(**data)
+    return HTMLResponse(html, status_code=page.status)
+
+
+def render_error(request: Request, env: Environment, exc: ServerError) -> Response:
+    """A refusal: JSON for the API, a page naming the field otherwise."""
+    body = {"error": {"field": exc.field, "message": exc.message, "status": exc.status}}
+    if request.url.path.startswith("/api/"):
+        return JSONResponse(body, status_code=exc.status)
+    if isinstance(exc, Unauthorized):
+        return RedirectResponse("/login", status_code=303)
+    html = env.get_template("error.html").render(
+        error=body["error"], who=None, csrf=None, custody={}
+    )
+    return HTMLResponse(html, status_code=exc.status)
+
+
+async def _fields(request: Request) -> dict[str, Any]:
+    if request.method in ("GET", "HEAD"):
+        return dict(request.query_params)
+    kind = request.headers.get("content-type", "")
+    if kind.startswith("application/json"):
+        try:
+            data = await request.json()
+        except ValueError:
+            raise ServerError("body: not valid JSON", field="body") from None
+        if not isinstance(data, dict):
+            raise ServerError("body: must be a JSON object", field="body")
+        return {**dict(request.query_params), **data}
+    if kind.startswith(("application/x-www-form-urlencoded", "multipart/")):
+        form = await request.form(max_files=0, max_fields=500)
+        return {**dict(request.query_params), **{k: v for k, v in form.items()}}
+    return dict(request.query_params)
+
+
+def check_csrf(
+    who: Identity | None, cookie_auth: bool, request: Request, fields: dict[str, Any]
+) -> None:
+    """Refuse an unsafe request from a session that does not carry its CSRF token."""
+    if request.method in ("GET", "HEAD") or who is None or not cookie_auth:
+        return
+    token = request.headers.get("x-csrf-token") or fields.get("csrf_token")
+    if not same(str(token) if token is not None else None, who.csrf):
+        raise Forbidden(
+            "csrf_token: missing or wrong; reload the page and submit the form again",
+            field="csrf_token",
+        )
+
+
+def register(
+    app: FastAPI,
+    method: str,
+    path: str,
+    handler: Handler,
+    *,
+    public: bool = False,
+    api: bool = True,
+    pages: bool = True,
+) -> None:
+    """Add ``handler`` at ``path`` (page) and ``/api`` + ``path`` (JSON)."""
+
+    def endpoint(is_api: bool) -> Callable[[Request], Awaitable[Response]]:
+        async def serve(request: Request) -> Response:
+            state = request.app.state
+            env: Environment = state.templates
+            try:
+                fields = await _fields(request)
+            except ServerError as exc:
+                return render_error(request, env, exc)
+
+            def work() -> Response:
+                db: Database = state.db
+                with db.session() as session:
+                    who, cookie_auth = _identity(session, request, is_api)
+                    if who is None and not public:
+                        raise Unauthorized("session: sign in first")
+                    check_csrf(who, cookie_auth, request, fields)
+                    ctx = Ctx(session, who, fields, state.config, state.keyring, is_api, request)
+                    result = handler(ctx, **request.path_params)
+                    return _respond(request, env, ctx, result)
+
+            try:
+                return await run_in_threadpool(work)
+            except ServerError as exc:
+                return render_error(request, env, exc)
+
+        return serve
+
+    if pages:
+        app.add_api_route(path, endpoint(False), methods=[method], include_in_schema=False)
+    if api:
+        app.add_api_route(
+            "/api" + path, endpoint(True), methods=[method], name=f"api:{method}:{path}"
+        )
+
+
+def _respond(
+    request: Request, env: Environment, ctx: Ctx, result: Page | Done | Response
+) -> Response:
+    if isinstance(result, Response):
+        return result
+    if isinstance(result, Page):
+        if ctx.api:
+            return JSONResponse(_jsonable(result.data), status_code=result.status)
+        return render_page(request, env, result, ctx, {})
+    response: Response
+    if ctx.api:
+        response = JSONResponse(_jsonable(result.data), status_code=result.status)
+    else:
+        response = RedirectResponse(result.url, status_code=303)
+    secure = ctx.config.secure_cookies
+    for name, value in result.cookies.items():
+        if value is None:
+            response.delete_cookie(name, path="/", secure=secure, httponly=True, samesite="strict")
+        else:
+            response.set_cookie(
+                name,
+                value,
+                path="/",
+                secure=secure,
+                httponly=True,
+                samesite="strict",
+                max_age=ctx.config.session_minutes * 60,
+            )
+    return response
+
+
+def _jsonable(data: dict[str, Any]) -> Any:
+    return json.loads(
+        json.dumps({k: v for k, v in data.items() if not k.startswith("_")}, default=_plain)
+    )
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, Identity):
+        return {"username": value.name, "role": value.role}
+    return str(value)
