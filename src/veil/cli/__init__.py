@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import keys, pif, release, toolkits
+from veil.cli import keys, pif, release, server, toolkits
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -68,6 +68,9 @@ app.command("sweep")(release.sweep)
 app.command("report")(release.report)
 app.command("demo")(release.demo)
 app.add_typer(keys.app, name="key")
+app.command("serve")(server.serve)
+app.command("ui")(server.ui)
+app.add_typer(server.app, name="server")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
