@@ -8,8 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.errors import PrivacyWarning
-from veil.synth import IndependentMarginals, epsilon_from_rho, rho_from_epsilon
+from veil.errors import ParameterError, PrivacyWarning
+from veil.synth import (
+    SYNTHESIZERS,
+    IndependentMarginals,
+    epsilon_from_rho,
+    make_synthesizer,
+    rho_from_epsilon,
+)
 
 from ._adult import adult_domain
 
@@ -51,3 +57,15 @@ def test_a_delta_not_below_one_over_n_warns(members: pd.DataFrame) -> None:
     domain = adult_domain(["sex"])
     with pytest.warns(PrivacyWarning, match=r"^delta: 0.001 is not below 1 / n"):
         IndependentMarginals().fit(members[["sex"]], domain, 1.0, 1e-3)
+
+
+def test_synthesizers_are_made_by_name_with_checked_settings() -> None:
+    assert isinstance(make_synthesizer("independent"), IndependentMarginals)
+    assert make_synthesizer("mst", iters=10).iters == 10
+    assert set(SYNTHESIZERS) == {"mst", "aim", "independent"}
+    with pytest.raises(ParameterError, match=r"^synthesizer: 'ctgan' is unknown; allowed"):
+        make_synthesizer("ctgan")
+    with pytest.raises(ParameterError, match=r"^synthesizer settings: \['epochs'\]"):
+        make_synthesizer("aim", epochs=3)
+    with pytest.raises(ParameterError, match=r"^rounds:"):
+        make_synthesizer("aim", rounds=0)

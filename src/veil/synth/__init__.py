@@ -24,10 +24,12 @@ from veil.synth.graphical import GraphicalModel
 from veil.synth.independent import IndependentMarginals
 from veil.synth.marginal import AIM, MST
 from veil.synth.measure import Measurement
+from veil.synth.registry import SYNTHESIZERS, make_synthesizer
 
 __all__ = [
     "AIM",
     "MST",
+    "SYNTHESIZERS",
     "CategoricalColumn",
     "ColumnDomain",
     "DPBounds",
@@ -43,6 +45,7 @@ __all__ = [
     "dp_bounds",
     "dp_quantile",
     "epsilon_from_rho",
+    "make_synthesizer",
     "marginal_tvd",
     "rho_from_epsilon",
 ]
