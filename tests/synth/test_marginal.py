@@ -228,3 +228,16 @@ def test_bad_settings_are_refused() -> None:
         AIM(rounds=0)
     with pytest.raises(ParameterError, match=r"^max_model_size:"):
         AIM(max_model_size=0)
+
+
+@pytest.mark.parametrize("columns", [["sex"], ["sex", "salary-class"]])
+def test_mst_with_one_or_two_columns_spends_nothing_on_selection(
+    columns: list[str], members: pd.DataFrame
+) -> None:
+    model = MST(iters=50).fit(
+        members[columns], adult_domain(columns), EPSILON, DELTA, rng=np.random.default_rng(9)
+    )
+    kinds = [e["kind"] for e in model.details["accounting"]["entries"]]
+    assert "exponential" not in kinds and kinds.count("gaussian") == 2 * len(columns) - 1
+    assert model.cost.epsilon == pytest.approx(EPSILON, rel=1e-9) and model.cost.epsilon <= 1.0
+    assert model.details["tree"] == ([columns] if len(columns) == 2 else [])
