@@ -1,0 +1,178 @@
+"""A platform per test, on SQLite and on the session's throw-away PostgreSQL server.
+
+The PostgreSQL server is the vault tests' fixture (tests/masking/conftest.py), reused
+here; each test gets a fresh database on it. Clients speak HTTPS to the in-process app
+(``https://testserver``), so Secure cookies are sent as a browser would send them.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..masking.conftest import postgres_server  # noqa: F401 (the shared fixture)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from veil.masking import SecretKey
+from veil.server import Platform, ServerConfig, create_app, open_platform
+from veil.server.accounts import create_user
+from veil.server.jobs import claim
+from veil.server.worker import execute
+
+PASSWORDS = {
+    "admin": "admin-password-1",
+    "oscar": "operator-password",
+    "carol": "curator-password-1",
+    "cedric": "curator-password-2",
+    "dana": "data-user-password",
+}
+ROLES = {
+    "admin": "admin",
+    "oscar": "operator",
+    "carol": "curator",
+    "cedric": "curator",
+    "dana": "data_user",
+}
+
+
+@dataclass
+class Site:
+    """A platform, its app, and signed-in clients by user name."""
+
+    platform: Platform
+    app: Any
+
+    def client(self) -> TestClient:
+        return TestClient(self.app, base_url="https://testserver")
+
+    def login(self, username: str) -> TestClient:
+        client = self.client()
+        response = client.post(
+            "/api/login", json={"username": username, "password": PASSWORDS[username]}
+        )
+        assert response.status_code == 200, response.text
+        client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
+        return client
+
+    def work(self) -> list[str]:
+        """Run every queued job, as a worker would."""
+        done = []
+        while (job := claim(self.platform.db, "test-worker")) is not None:
+            done.append(execute(self.platform.db, self.platform.config, self.platform.keyring, job))
+        return done
+
+
+def _site(tmp_path: Path, url: str | None, **options: Any) -> Site:
+    config = ServerConfig(tmp_path / "data", database_url=url, **options)
+    platform = open_platform(config, key=SecretKey.generate())
+    with platform.db.session() as session:
+        for name, role in ROLES.items():
+            create_user(session, None, name, role, PASSWORDS[name])
+    return Site(platform, create_app(platform))
+
+
+def _postgres_database(server_url: str) -> str:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(server_url)
+    name = f"veil_server_{secrets.token_hex(4)}"
+    query = url.query
+    with psycopg.connect(
+        host=query["host"],
+        port=int(query["port"]),
+        user=url.username,
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
+    """The platform on each database."""
+    url = None
+    if request.param == "postgresql":
+        url = _postgres_database(request.getfixturevalue("postgres_server"))
+    built = _site(tmp_path, url)
+    yield built
+    built.platform.db.dispose()
+
+
+@pytest.fixture
+def sqlite_site(tmp_path: Path) -> Iterator[Site]:
+    """The platform on SQLite only (for tests of the HTTP layer, not the database)."""
+    built = _site(tmp_path, None)
+    yield built
+    built.platform.db.dispose()
+
+
+def adult_csv(rows: int = 2000) -> bytes:
+    """The first ``rows`` records of the bundled Adult table, as CSV bytes."""
+    from veil.datasets import load_adult
+
+    buffer = io.BytesIO()
+    load_adult().head(rows).to_csv(buffer, index=False)
+    return buffer.getvalue()
+
+
+PLAN = """
+columns:
+  age: {role: quasi_identifier, treatment: {method: laplace, bounds: [16, 100]}}
+  sex: {role: quasi_identifier, treatment: {method: randomized_response, domain: [Female, Male]}}
+  salary-class: {role: sensitive, treatment: keep}
+unlisted: drop
+budget:
+  ldp: {epsilon: 2.0}
+  allocation: equal
+evaluation: {metrics: [risk, distributions]}
+"""
+
+
+def upload(
+    client: TestClient, data: bytes, name: str = "adult", filename: str = "adult.csv"
+) -> Any:
+    """POST an upload (the CSRF token first, as the page's form sends it)."""
+    return client.post(
+        "/api/datasets",
+        data={"csrf_token": client.headers.get("X-CSRF-Token", ""), "name": name},
+        files={"file": (filename, data, "text/csv")},
+    )
+
+
+@dataclass
+class Released:
+    """A dataset with a plan, a committed release, and the release's state."""
+
+    dataset: int
+    plan: int
+    job: int
+    release: int
+
+
+def release_flow(site: Site, *, publish: bool) -> Released:
+    """Carol uploads, plans and runs; with ``publish``, Cedric approves and Carol publishes."""
+    carol = site.login("carol")
+    dataset = upload(carol, adult_csv()).json()["id"]
+    plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN})
+    assert plan.status_code == 201, plan.text
+    job = carol.post(f"/api/plans/{plan.json()['plan']}/versions/1/jobs", json={"kind": "run"})
+    assert job.status_code == 201, job.text
+    assert site.work() == ["done"]
+    release = carol.get(f"/api/jobs/{job.json()['id']}").json()["release"]
+    if publish:
+        assert carol.post(f"/api/releases/{release}/request-approval").status_code == 200
+        assert site.login("cedric").post(f"/api/releases/{release}/approve").status_code == 200
+        assert carol.post(f"/api/releases/{release}/publish").status_code == 200
+    return Released(dataset, plan.json()["plan"], job.json()["id"], release)
