@@ -1281,10 +1281,16 @@ def test_dask_releases_the_noise_its_anonymization_counted(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
-    ("projection", "expected"), [("utm", "utm"), ("aeqd", "aeqd"), ("auto", "aeqd")]
+    ("projection", "expected"),
+    [
+        ("utm", "utm"),
+        ("aeqd", "aeqd"),
+        ("stereographic", "stereographic"),
+        (None, "stereographic"),  # the default about a public centre: NumPy, fast
+    ],
 )
 def test_a_public_centre_honours_the_plans_projection(
-    tmp_path: Path, projection: str, expected: str
+    tmp_path: Path, projection: str | None, expected: str
 ) -> None:
     plan = load_plan(EXAMPLES / "location.yaml")
     pickup = plan.locations[0].model_copy(update={"projection": projection})

@@ -1152,7 +1152,7 @@ def _projection(
     assert centre is not None
     centre_lat, centre_lon = split_numbers(centre, "--centre", count=2)
     return toolkit.projection_at(
-        centre_lat, centre_lon, method="aeqd" if method is None else method.value
+        centre_lat, centre_lon, method="stereographic" if method is None else method.value
     )
 
 
@@ -1207,8 +1207,8 @@ def geo(
         str | None,
         typer.Option(
             "--centre",
-            help="LAT,LON: a public point (a city centre) to project around, azimuthal "
-            "equidistant by default (--projection utm for its UTM zone). One of --centre, "
+            help="LAT,LON: a public point (a city centre) to project around, oblique "
+            "stereographic by default (--projection aeqd or utm). One of --centre, "
             "--crs or --projection data is required.",
         ),
     ] = None,
@@ -1224,7 +1224,8 @@ def geo(
         GeoProjection | None,
         typer.Option(
             "--projection",
-            help="aeqd, utm or stereographic: how --centre projects; data: choose the "
+            help="stereographic (the default), aeqd or utm: how --centre projects; data: "
+            "choose the "
             "projection from the data (each record's mask then depends on the others; a "
             "PrivacyLeakWarning says so).",
         ),
