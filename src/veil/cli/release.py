@@ -111,8 +111,14 @@ def _print_run(result: RunResult) -> None:
 
 @reporting_errors
 def release(
-    plan: PlanFile,
+    plan: Annotated[
+        Path | None, typer.Argument(help="The release plan (YAML); not needed with --schema.")
+    ] = None,
     out: OutDir = None,
+    schema: Annotated[
+        bool,
+        typer.Option("--schema", help="Print the JSON Schema of release plans and exit."),
+    ] = False,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -157,6 +163,13 @@ def release(
     exit code 2 and names the field. On a terminal, standard error shows the step being
     run.
     """
+    if schema:
+        from veil.release import plan_schema
+
+        emit_json(plan_schema())
+        return
+    if plan is None:
+        raise CliUsageError("PLAN: required (the release plan, a YAML file), unless --schema")
     if dry_run:
         _dry_run(plan, as_json, allow_outside)
         return

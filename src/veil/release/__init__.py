@@ -30,7 +30,7 @@ from veil.release.ledger import (
     plan_ledger,
     render_ledger,
 )
-from veil.release.plan import Plan, load_plan
+from veil.release.plan import Plan, load_plan, plan_schema
 from veil.release.policy import Policy, PolicyError
 from veil.release.progress import Cancelled, CancelToken, Progress
 from veil.release.runner import RunResult, run
@@ -54,6 +54,7 @@ __all__ = [
     "example_plan",
     "load_plan",
     "plan_ledger",
+    "plan_schema",
     "read_input",
     "render_ledger",
     "run",

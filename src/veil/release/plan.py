@@ -143,6 +143,7 @@ __all__ = [
     "TokenTreatment",
     "Treatment",
     "load_plan",
+    "plan_schema",
 ]
 
 _Model = SpecModel
@@ -559,6 +560,53 @@ def _message(error: Any) -> str:
         names = _TREATMENTS if where.endswith("treatment") else _MASKS
         return f"{where}: missing the method; allowed: {', '.join(names)}"
     return describe(error, where, Plan)
+
+
+def plan_schema() -> dict[str, Any]:
+    """The JSON Schema of a release plan (draft 2020-12), as ``veil release --schema`` prints.
+
+    Every section, field, default and allowed value of :class:`Plan`, with the
+    descriptions of the sections, and the shorthands :func:`load_plan` accepts (a bare
+    method name, ``{laplace: {...}}``, ``{k_anonymity: 5}``, a hierarchy as a path).
+    Editors use it to complete and check plan files.
+    """
+    schema = Plan.model_json_schema(mode="validation")
+    defs = schema["$defs"]
+
+    def tagged_forms(names: tuple[str, ...], original: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                original,
+                {"type": "string", "enum": list(names)},
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "propertyNames": {"enum": list(names)},
+                },
+            ]
+        }
+
+    columns = defs["ColumnSpec"]["properties"]
+    columns["treatment"] = tagged_forms(_TREATMENTS, columns["treatment"])
+    locations = defs["LocationSpec"]["properties"]
+    locations["mask"] = tagged_forms(_MASKS, locations["mask"])
+    models = defs["AnonymizationSpec"]["properties"]["models"]
+    models["items"] = tagged_forms(_MODELS, models["items"])
+    hierarchy = defs["HierarchySpec"]
+    mask = hierarchy["properties"]["mask"]
+    hierarchy["properties"]["mask"] = {"anyOf": [{"type": "integer", "minimum": 0}, mask]}
+    defs["HierarchySpec"] = {"anyOf": [{"type": "string"}, hierarchy]}
+    generalize = defs["GeneralizeTreatment"]["properties"]
+    generalize["sep"] = {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": "The separator of a hierarchy file given as a path beside it.",
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": "veil release plan",
+    }
 
 
 def load_plan(
