@@ -573,26 +573,35 @@ def plan_schema() -> dict[str, Any]:
     schema = Plan.model_json_schema(mode="validation")
     defs = schema["$defs"]
 
-    def tagged_forms(names: tuple[str, ...], original: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "anyOf": [
-                original,
-                {"type": "string", "enum": list(names)},
-                {
-                    "type": "object",
-                    "minProperties": 1,
-                    "maxProperties": 1,
-                    "propertyNames": {"enum": list(names)},
-                },
-            ]
-        }
+    def tagged_forms(original: dict[str, Any]) -> dict[str, Any]:
+        # A bare name ("keep") and {name: {parameters}} besides {method: name, ...}.
+        mapping: dict[str, str] = original["discriminator"]["mapping"]
+        keyed = [
+            {
+                "type": "object",
+                "properties": {tag: {"anyOf": [{"$ref": ref}, {"type": "null"}]}},
+                "required": [tag],
+                "additionalProperties": False,
+            }
+            for tag, ref in mapping.items()
+        ]
+        return {"anyOf": [original, {"type": "string", "enum": list(mapping)}, *keyed]}
 
     columns = defs["ColumnSpec"]["properties"]
-    columns["treatment"] = tagged_forms(_TREATMENTS, columns["treatment"])
+    columns["treatment"] = tagged_forms(columns["treatment"])
     locations = defs["LocationSpec"]["properties"]
-    locations["mask"] = tagged_forms(_MASKS, locations["mask"])
+    locations["mask"] = tagged_forms(locations["mask"])
     models = defs["AnonymizationSpec"]["properties"]["models"]
-    models["items"] = tagged_forms(_MODELS, models["items"])
+    models["items"] = tagged_forms(models["items"])
+    # {k_anonymity: 5}: k alone.
+    models["items"]["anyOf"].append(
+        {
+            "type": "object",
+            "properties": {"k_anonymity": {"type": "integer", "minimum": 1}},
+            "required": ["k_anonymity"],
+            "additionalProperties": False,
+        }
+    )
     hierarchy = defs["HierarchySpec"]
     mask = hierarchy["properties"]["mask"]
     hierarchy["properties"]["mask"] = {"anyOf": [{"type": "integer", "minimum": 0}, mask]}
