@@ -109,6 +109,10 @@ def test_mst_structure_is_a_spanning_tree(mst: tuple[GraphicalModel, list[Any]])
     assert kinds.count("exponential") == d - 1 and kinds.count("gaussian") == 2 * d - 1
     tree = model.details["tree"]
     assert len(tree) == d - 1 and {c for e in tree for c in e} == set(ADULT_COLUMNS)
+    # The rare one-year ages (noisy count below 3 sigma, about 68) are merged, for free:
+    # the entries above are all the measurements there are.
+    assert model.details["compressed"]["age"] > 10
+    assert model.describe()["merged_codes"]["age"] == model.details["compressed"]["age"]
 
 
 @pytest.mark.parametrize(

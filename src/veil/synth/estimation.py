@@ -68,12 +68,38 @@ def merge(measurements: Sequence[Measurement]) -> list[Measurement]:
         if len(group) == 1:
             merged.append(group[0])
             continue
+        if any(m.weights is not None for m in group):
+            raise ValueError(f"merge: a weighted measurement of {clique} cannot be merged")
         weights = np.array([1.0 / (m.sigma * m.sigma) for m in group])
         noisy = sum(w * m.noisy for w, m in zip(weights, group, strict=True))
         merged.append(
             Measurement(clique, np.asarray(noisy / weights.sum()), float(weights.sum() ** -0.5))
         )
     return merged
+
+
+@dataclass(frozen=True)
+class _WeightedQuery:
+    """``datavector * weights``, hashed by value so that JAX reuses its compilations."""
+
+    weights: tuple[float, ...]
+
+    def __call__(self, factor: Any) -> Any:
+        import jax.numpy as jnp
+
+        return factor.datavector() * jnp.asarray(self.weights)
+
+    def op_norm_sq(self) -> float:
+        return max(w * w for w in self.weights)
+
+
+def _linear(mbi: Any, m: Measurement) -> Any:
+    noisy = np.asarray(m.noisy, np.float64).ravel()
+    if m.weights is None:
+        return mbi.LinearMeasurement(noisy, m.clique, stddev=m.sigma)
+    weights = np.asarray(m.weights, np.float64).ravel()
+    query = _WeightedQuery(tuple(float(w) for w in weights))
+    return mbi.LinearMeasurement(noisy * weights, m.clique, stddev=m.sigma, query=query)
 
 
 @dataclass
@@ -98,10 +124,7 @@ def estimate(
 
     names = list(sizes)
     domain = mbi.Domain(names, [int(sizes[c]) for c in names])
-    linear = [
-        mbi.LinearMeasurement(np.asarray(m.noisy, np.float64).ravel(), m.clique, stddev=m.sigma)
-        for m in merge(measurements)
-    ]
+    linear = [_linear(mbi, m) for m in merge(measurements)]
     with _x64():
         model = estimation.MirrorDescent().estimate(
             domain,

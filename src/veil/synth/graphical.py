@@ -96,6 +96,15 @@ def log_marginal(
     return np.asarray(table - special.logsumexp(table), dtype=np.float64)
 
 
+def _expand(merged: IntArray, codes: IntArray, rng: np.random.Generator) -> IntArray:
+    """Each merged code drawn back as one of the codes it merged, uniformly."""
+    order = np.argsort(merged, kind="stable")
+    counts = np.bincount(merged)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pick = starts[codes] + np.floor(rng.random(codes.size) * counts[codes]).astype(np.int64)
+    return np.asarray(order[np.minimum(pick, starts[codes] + counts[codes] - 1)], np.int64)
+
+
 def _draw(cdf: FloatArray, rows: IntArray, rng: np.random.Generator) -> IntArray:
     """One category per record from row ``rows[i]`` of the cumulative table ``cdf``."""
     k = cdf.shape[1]
@@ -120,6 +129,10 @@ class GraphicalModel(SynthModel):
     cost : PrivacyCost
     details : dict
         Method, settings and accounting, for :meth:`describe`.
+    compression : mapping of column to int array, optional
+        For a column whose rare codes the fit merged (MST), ``compression[c][code]``
+        is the merged code the potentials use; a merged code is drawn back as one of
+        its codes, uniformly.
     """
 
     def __init__(
@@ -129,12 +142,19 @@ class GraphicalModel(SynthModel):
         total: float,
         cost: PrivacyCost,
         details: Mapping[str, Any],
+        *,
+        compression: Mapping[str, IntArray] | None = None,
     ) -> None:
         self._domain = domain
         self.potentials = {tuple(c): np.asarray(t, np.float64) for c, t in potentials.items()}
         self.total = float(total)
         self._cost = cost
         self.details = dict(details)
+        self.compression = {c: np.asarray(m, np.int64) for c, m in (compression or {}).items()}
+        self._sizes = {
+            c: int(self.compression[c].max()) + 1 if c in self.compression else k
+            for c, k in domain.sizes.items()
+        }
 
     @property
     def cost(self) -> PrivacyCost:
@@ -150,9 +170,20 @@ class GraphicalModel(SynthModel):
         return list(self.potentials)
 
     def marginal(self, attrs: Sequence[str]) -> FloatArray:
-        """Probabilities of the cells of ``attrs`` under the model (sum 1)."""
+        """Probabilities of the cells of ``attrs`` under the model (sum 1).
+
+        A merged code's probability is spread evenly over its codes.
+        """
         self.domain.check_names(list(attrs), "attrs")
-        return np.exp(log_marginal(self.potentials, self.domain.sizes, list(attrs)))
+        table = np.exp(log_marginal(self.potentials, self._sizes, list(attrs)))
+        for axis, a in enumerate(attrs):
+            if a in self.compression:
+                merged = self.compression[a]
+                share = 1.0 / np.bincount(merged)[merged]
+                shape = [1] * table.ndim
+                shape[axis] = share.size
+                table = np.take(table, merged, axis=axis) * share.reshape(shape)
+        return np.asarray(table, dtype=np.float64)
 
     def sample(
         self,
@@ -184,7 +215,19 @@ class GraphicalModel(SynthModel):
     def _sample_codes(
         self, n: int, given: dict[str, IntArray], rng: np.random.Generator
     ) -> dict[str, IntArray]:
-        sizes = self.domain.sizes
+        merged = {
+            c: self.compression[c][v] if c in self.compression else v for c, v in given.items()
+        }
+        drawn = self._sample_model_codes(n, merged, rng)
+        for c in drawn:
+            if c in self.compression and c not in given:
+                drawn[c] = _expand(self.compression[c], drawn[c], rng)
+        return {**drawn, **given}
+
+    def _sample_model_codes(
+        self, n: int, given: dict[str, IntArray], rng: np.random.Generator
+    ) -> dict[str, IntArray]:
+        sizes = self._sizes
         factors: list[Factor] = list(self.potentials.items())
         present = {a for c in self.potentials for a in c}
         free = [a for a in self.domain.names if a not in given]
@@ -225,10 +268,12 @@ class GraphicalModel(SynthModel):
                 "unit": self.cost.unit,
             },
             "domain_costs": [dataclasses.asdict(c) for c in self.domain.costs],
+            "merged_codes": {c: int(np.bincount(m).max()) for c, m in self.compression.items()},
             "cliques": [list(c) for c in self.potentials],
             "domain": self.domain.to_dict(),
             "leaks": list(self.leaks),
             "sampling": "post-processing with veil.rng: exact draws from the fitted model in "
             "reverse elimination order (given columns eliminated last, so conditioning on "
-            "them is exact); numeric values uniform within their bin",
+            "them is exact); numeric values uniform within their bin; a merged code drawn "
+            "back as one of its codes, uniformly",
         }

@@ -58,12 +58,53 @@ def _measure_one_way(
 
 
 def _model(
-    inp: FitInput, fitted: Estimate, acc: ZCDPAccountant, details: Mapping[str, Any]
+    inp: FitInput,
+    fitted: Estimate,
+    acc: ZCDPAccountant,
+    details: Mapping[str, Any],
+    compression: Mapping[str, IntArray] | None = None,
 ) -> GraphicalModel:
     mechanism = f"{details['method']} (discrete Gaussian marginals, exponential selection, zCDP)"
     cost = with_domain_costs(acc.cost(", ".join(inp.domain.names), mechanism), inp.domain)
     info = {**details, "accounting": acc.to_dict(), "estimation": "mbi 2.0 mirror descent"}
-    return GraphicalModel(inp.domain, fitted.potentials, fitted.total, cost, info)
+    return GraphicalModel(
+        inp.domain, fitted.potentials, fitted.total, cost, info, compression=compression
+    )
+
+
+def _compress(
+    one_way: Sequence[Measurement], codes: Mapping[str, IntArray]
+) -> tuple[dict[str, IntArray], list[Measurement], dict[str, IntArray], dict[str, int]]:
+    """MST's domain compression: the codes whose noisy count is below 3σ become one.
+
+    Post-processing of the 1-way measurements (McKenna et al. 2021, section 4): the
+    merged cell's noisy count is the sum of its codes' (standard deviation σ·sqrt(k)
+    for k codes, weighted accordingly). Returns the code maps of the columns that were
+    compressed, the 1-way measurements in the compressed codes, the compressed codes
+    of the records and the compressed sizes.
+    """
+    maps: dict[str, IntArray] = {}
+    measured: list[Measurement] = []
+    new_codes = dict(codes)
+    sizes: dict[str, int] = {}
+    for m in one_way:
+        col = m.clique[0]
+        kept = m.noisy >= 3.0 * m.sigma
+        sizes[col] = m.noisy.size
+        if kept.all() or (~kept).sum() == 1:
+            measured.append(m)
+            continue
+        merged = np.full(m.noisy.size, int(kept.sum()), dtype=np.int64)
+        merged[kept] = np.arange(int(kept.sum()))
+        rare = int((~kept).sum())
+        noisy = np.append(m.noisy[kept], m.noisy[~kept].sum())
+        weights = np.ones(noisy.size)
+        weights[-1] = 1.0 / math.sqrt(rare)
+        measured.append(Measurement((col,), noisy, m.sigma, weights))
+        maps[col] = merged
+        new_codes[col] = merged[codes[col]]
+        sizes[col] = noisy.size
+    return maps, measured, new_codes, sizes
 
 
 class MST(Synthesizer):
@@ -79,10 +120,16 @@ class MST(Synthesizer):
     selection and the budget is halved between 1-way and 2-way marginals; with one
     column it all goes to its 1-way marginal.
 
+    With ``compress`` (the published MST), the codes of a column whose noisy 1-way
+    count is below 3σ are merged into one before the selection (post-processing), and a
+    sampled merged code is drawn back as one of its codes uniformly.
+
     Parameters
     ----------
     iters : int, default 1000
         Mirror-descent steps of mbi's estimation.
+    compress : bool, default True
+        Merge the rare codes of each column as above.
 
     Examples
     --------
@@ -100,8 +147,11 @@ class MST(Synthesizer):
 
     name = "mst"
 
-    def __init__(self, *, iters: int = 1000) -> None:
+    def __init__(self, *, iters: int = 1000, compress: bool = True) -> None:
         self.iters: int = _check_count(iters, "iters", 1)
+        if not isinstance(compress, bool):
+            raise ParameterError(f"compress: must be True or False, got {compress!r}")
+        self.compress = compress
 
     def fit(
         self,
@@ -131,33 +181,39 @@ class MST(Synthesizer):
         rho = acc.budget
         shares = {1: (1.0, 0.0, 0.0), 2: (0.5, 0.0, 0.5)}.get(d, (1 / 3, 1 / 3, 1 / 3))
         one_way = _measure_one_way(inp, math.sqrt(d / (2 * shares[0] * rho)), acc, gen)
+        maps: dict[str, IntArray] = {}
+        codes, sizes, measured = inp.codes, inp.domain.sizes, list(one_way)
+        if self.compress:
+            maps, measured, codes, sizes = _compress(one_way, inp.codes)
         edges: list[Clique] = []
         if d == 2:
             edges = [(names[0], names[1])]
         elif d > 2:
-            edges = self._select(inp, one_way, math.sqrt(8 * shares[1] * rho / (d - 1)), acc, gen)
-        sizes = inp.domain.sizes
-        measured = list(one_way)
+            eps0 = math.sqrt(8 * shares[1] * rho / (d - 1))
+            edges = self._select(names, codes, sizes, measured, eps0, acc, gen)
         if edges:
             sigma = math.sqrt(len(edges) / (2 * shares[2] * rho))
-            measured += [
-                measure(contingency(inp.codes, e, sizes), e, sigma, acc, gen) for e in edges
-            ]
+            measured += [measure(contingency(codes, e, sizes), e, sigma, acc, gen) for e in edges]
         fitted = estimate(sizes, measured, iters=self.iters)
-        details = {"method": "MST", "iters": self.iters, "tree": [list(e) for e in edges]}
-        return _model(inp, fitted, acc, details)
+        details = {
+            "method": "MST",
+            "iters": self.iters,
+            "tree": [list(e) for e in edges],
+            "compressed": {c: int(np.sum(m == m.max())) for c, m in maps.items()},
+        }
+        return _model(inp, fitted, acc, details, maps)
 
     @staticmethod
     def _select(
-        inp: FitInput,
+        names: Sequence[str],
+        codes: Mapping[str, IntArray],
+        sizes: Mapping[str, int],
         one_way: Sequence[Measurement],
         eps: float,
         acc: ZCDPAccountant,
         rng: np.random.Generator,
     ) -> list[Clique]:
         """Kruskal's tree, each edge picked by the exponential mechanism."""
-        names = inp.domain.names
-        sizes = inp.domain.sizes
         total = max(float(np.mean([m.noisy.sum() for m in one_way])), 1.0)
         probs = {}
         for m in one_way:
@@ -170,7 +226,7 @@ class MST(Synthesizer):
         gaps = np.array(
             [
                 np.abs(
-                    contingency(inp.codes, (a, b), sizes) - total * np.outer(probs[a], probs[b])
+                    contingency(codes, (a, b), sizes) - total * np.outer(probs[a], probs[b])
                 ).sum()
                 for a, b in pairs
             ]

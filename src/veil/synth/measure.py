@@ -34,11 +34,15 @@ class Measurement:
         Noisy counts, shape = the columns' domain sizes.
     sigma : float
         Standard deviation σ of the discrete Gaussian noise (counts).
+    weights : numpy.ndarray of float, optional
+        Per-cell weights of a derived measurement whose cells carry unequal noise
+        (cell ``i`` has standard deviation ``σ / weights[i]``); ``None``: all σ.
     """
 
     clique: tuple[str, ...]
     noisy: FloatArray
     sigma: float
+    weights: FloatArray | None = None
 
 
 def contingency(
