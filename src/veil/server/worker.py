@@ -25,14 +25,23 @@ from typing import Any
 from sqlalchemy import select
 
 from veil.errors import VeilError
-from veil.release import Cancelled, CancelToken, Progress, load_plan, render_ledger, run
+from veil.release import (
+    Cancelled,
+    CancelToken,
+    Policy,
+    Progress,
+    load_plan,
+    render_ledger,
+    run,
+)
 from veil.release.engine import DaskEngine
+from veil.server.accounts import event, now
 from veil.server.budget import dataset_ledger, get_policy, release_policy, unreserve
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
 from veil.server.datasets import decrypt_to, sweep_retention
-from veil.server.folders import job_paths
+from veil.server.folders import JobPaths, job_paths
 from veil.server.jobs import claim, worker_name
 from veil.server.models import Dataset, Job, PlanVersion
 from veil.server.plans import parse_text, plan_files
@@ -56,6 +65,7 @@ class _Watcher:
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def __enter__(self) -> _Watcher:
+        self._check()
         self._thread.start()
         return self
 
@@ -65,13 +75,16 @@ class _Watcher:
 
     def _poll(self) -> None:
         while not self._stop.wait(0.25):
-            with self.db.session() as session:
-                job = session.get(Job, self.job_id)
-                if job is None:
-                    continue
-                if job.cancel_requested:
-                    self.token.cancel()
-                job.heartbeat = _now()
+            self._check()
+
+    def _check(self) -> None:
+        with self.db.session() as session:
+            job = session.get(Job, self.job_id)
+            if job is None:
+                return
+            if job.cancel_requested:
+                self.token.cancel()
+            job.heartbeat = now()
 
     def progress(self, event: Progress) -> None:
         self._latest = {
@@ -94,12 +107,6 @@ class _Watcher:
                 job.progress = dict(self._latest)
 
 
-def _now() -> Any:
-    from veil.server.accounts import now
-
-    return now()
-
-
 def _plan_mapping(version: PlanVersion, input_path: str) -> dict[str, Any]:
     data = parse_text(version.text)
     return {**data, "input": {**(data.get("input") or {}), "path": input_path}}
@@ -108,8 +115,6 @@ def _plan_mapping(version: PlanVersion, input_path: str) -> dict[str, Any]:
 def _finish(
     db: Database, job_id: int, status: str, error: str | None, result: dict[str, Any] | None
 ) -> None:
-    from veil.server.accounts import event, now
-
     with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
@@ -128,27 +133,36 @@ def _finish(
         )
 
 
-def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
-    """Run one claimed job to its end; returns its final status."""
+def _prepare(
+    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int, paths: JobPaths
+) -> tuple[dict[str, Any], Policy]:
+    """The plan to run (input in the work folder) and the policy, with the ledger's remainder."""
     with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
         version = session.get(PlanVersion, job.plan_version_id)
         dataset = session.get(Dataset, job.dataset_id)
         assert version is not None and dataset is not None
-        paths = job_paths(config, job)
-        kind = job.kind
         row = get_policy(session)
         policy = dataset_ledger(session, dataset, row).policy(
             release_policy(row), exclude=str(job.id)
         )
         paths.work.mkdir(parents=True, exist_ok=True, mode=0o700)
         shutil.copytree(plan_files(config) / "hierarchies", paths.work / "hierarchies")
-        if kind == "run":
+        if job.kind == "run":
             decrypt_to(keyring, config, dataset, paths.work / "input.csv")
-        mapping = _plan_mapping(version, "input.csv")
-    engine = None if config.dask_scheduler is None else DaskEngine(config.dask_scheduler)
+        return _plan_mapping(version, "input.csv"), policy
+
+
+def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
+    """Run one claimed job to its end; returns its final status."""
+    with db.session() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        paths, kind = job_paths(config, job), job.kind
     try:
+        mapping, policy = _prepare(db, config, keyring, job_id, paths)
+        engine = None if config.dask_scheduler is None else DaskEngine(config.dask_scheduler)
         plan = load_plan(mapping, base_dir=paths.work)
         with _Watcher(db, job_id) as watcher:
             result = run(
@@ -167,8 +181,6 @@ def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -
         for drop in ("out_dir", "files"):
             summary.pop(drop, None)
         if kind == "run":
-            from veil.server.accounts import event
-
             with db.session() as session:
                 job = session.get(Job, job_id)
                 assert job is not None
