@@ -93,7 +93,7 @@ def _mbi_sample_seconds(model: Any, n: int) -> float | None:
     mbi = require_mbi()
     from mbi import marginal_oracles
 
-    sizes = model.domain.sizes
+    sizes = model.model_sizes  # the codes the potentials use (MST merges rare ones)
     domain = mbi.Domain(list(sizes), list(sizes.values()))
     with jax.enable_x64(True):
         tables = {

@@ -141,3 +141,4 @@ def test_merged_codes_spread_evenly_in_marginals_and_samples() -> None:
     assert (drawn["a"] == "s").all()
     assert (drawn["b"] == "u").mean() == pytest.approx(0.5, abs=0.02)
     assert model.describe()["merged_codes"] == {"a": 2}
+    assert model.model_sizes == {"a": 3, "b": 2}

@@ -165,6 +165,11 @@ class GraphicalModel(SynthModel):
         return self._domain
 
     @property
+    def model_sizes(self) -> dict[str, int]:
+        """Codes per column in the potentials (fewer than the domain's where merged)."""
+        return dict(self._sizes)
+
+    @property
     def cliques(self) -> list[tuple[str, ...]]:
         """The cliques the model's potentials are defined on."""
         return list(self.potentials)
