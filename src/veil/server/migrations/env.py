@@ -6,11 +6,18 @@ from alembic import context
 
 from veil.server.models import Base
 
-connection = context.config.attributes["connection"]
-context.configure(
-    connection=connection,
-    target_metadata=Base.metadata,
-    render_as_batch=connection.dialect.name == "sqlite",
-)
-with context.begin_transaction():
-    context.run_migrations()
+
+def _migrate() -> None:
+    connection = context.config.attributes["connection"]
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+# Alembic runs this file to migrate; importing it elsewhere (a doctest collection) does nothing.
+if getattr(context, "config", None) is not None:
+    _migrate()
