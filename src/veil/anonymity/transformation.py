@@ -44,6 +44,8 @@ _KEY_LIMIT = 2**62
 _NO_PAIRS = np.zeros(0, dtype=np.int64)
 # Below this many rows one matrix product builds a key faster than a pass per column.
 _SMALL = 1024
+# Codes of the base table's classes kept per (QI, level), at most (32 MB).
+_BASE_CODES_BUDGET = 4_000_000
 
 
 def _combine(columns: Sequence[_Ints], radices: Sequence[int]) -> tuple[_Ints, int]:
@@ -312,6 +314,7 @@ class Problem:
         # Per record, its class in the base table (None while the base is not built,
         # or when some record has weight 0 and is not in it).
         self._record_class: _Ints | None = None
+        self._base_level_codes: dict[tuple[int, int], _Ints] = {}
         self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
         self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
@@ -433,6 +436,17 @@ class Problem:
                 self._record_class = merged
         return self._base
 
+    def _base_codes(self, j: int, level: int) -> _Ints:
+        """QI ``j`` of every base class at ``level`` (cached: nodes without a cached
+        finer table all roll up from the base, many of them at the same levels)."""
+        codes = self._base_level_codes.get((j, level))
+        if codes is None:
+            assert self._base is not None
+            codes = self.maps[j][0, level][self._base.classes[j]]
+            if len(codes) * (len(self._base_level_codes) + 1) <= _BASE_CODES_BUDGET:
+                self._base_level_codes[j, level] = codes
+        return codes
+
     def records(self) -> Table:
         """One class and one row per record (of positive weight), at the original levels."""
         classes = np.stack(self.level0)
@@ -454,11 +468,14 @@ class Problem:
         Returns the table, its number of classes and the class of each source row.
         """
         start = source_node or (0,) * len(node)
-        mapped = {
-            j: self.maps[j][a, b][source.classes[j]]
-            for j, (a, b) in enumerate(zip(start, node, strict=True))
-            if b > a
-        }
+        if source is self._base:
+            mapped = {j: self._base_codes(j, b) for j, b in enumerate(node) if b}
+        else:
+            mapped = {
+                j: self.maps[j][a, b][source.classes[j]]
+                for j, (a, b) in enumerate(zip(start, node, strict=True))
+                if b > a
+            }
         key, span = _node_key(
             source.classes, [self.groups[j][lv] for j, lv in enumerate(node)], mapped
         )
@@ -581,23 +598,31 @@ class Problem:
         if outcome is None:
             outcome = self.evaluate(self.base(), None, node, with_metrics=False)
         if self._record_class is not None:
-            kept = outcome.kept[outcome.source_class[self._record_class]]
+            # Each record's class at the node, through its class in the base table.
+            record_node_class = outcome.source_class[self._record_class]
+            kept = outcome.kept[record_node_class]
+            generalized = None
         else:
-            kept = self._record_kept(self._generalized(node), outcome)
+            generalized = self._generalized(node)
+            kept = self._record_kept(generalized, outcome)
         # Only the columns that change are rebuilt; the others are taken as they are.
         if suppression == "remove":
             rows = np.flatnonzero(kept)
             out = self.df.drop(columns=self.qis).take(rows)
-            level0 = [codes[rows] for codes in self.level0]
         else:
+            rows = None
             out = self.df.drop(columns=self.qis)
-            level0 = self.level0
+        if generalized is None:
+            at = record_node_class if rows is None else record_node_class[rows]
+            generalized = [codes[at] for codes in outcome.table.classes]
+        elif rows is not None:
+            generalized = [codes[rows] for codes in generalized]
         strings = default_string_dtype()
         arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
         position = {q: i for i, q in enumerate(self.df.columns) if q in set(self.qis)}
         for j, q in sorted(enumerate(self.qis), key=lambda jq: position[jq[1]]):
             labels = self.hierarchies[j].labels(node[j])
-            codes = self.maps[j][0, node[j]][level0[j]] if node[j] else level0[j]
+            codes = generalized[j]
             if suppression != "remove":
                 # Suppressed records show "*" in every QI: one more label.
                 labels = np.append(labels, "*")
