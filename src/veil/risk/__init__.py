@@ -24,12 +24,15 @@ from veil.risk.reidentification import (
     record_risk,
     summary,
 )
+from veil.risk.roles import ColumnRole, RoleSuggestions, suggest_roles
 
 __all__ = [
     "ColumnBins",
+    "ColumnRole",
     "PifAssessment",
     "PopulationUniqueness",
     "RiskSummary",
+    "RoleSuggestions",
     "assess_pif",
     "attribute_disclosure",
     "class_size_histogram",
@@ -40,6 +43,7 @@ __all__ = [
     "population_uniqueness",
     "qi_scan",
     "record_risk",
+    "suggest_roles",
     "summary",
     "zayatz",
 ]

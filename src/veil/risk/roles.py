@@ -1,0 +1,290 @@
+"""Suggested roles of a table's columns: what a custodian should check first.
+
+:func:`suggest_roles` reads a raw table and says, for each column, what it most likely
+is: a direct identifier (by the share of records it singles out, or by its name), a
+latitude or longitude of a location pair, free text holding personal data, a date, a
+quasi-identifier (a fact an attacker may know: age, sex, postcode, by name, and dates),
+or a sensitive attribute (the rest). It then scans the quasi-identifier combinations
+(:func:`veil.risk.qi_scan`) and ranks them by the share of records they single out.
+
+These are suggestions for a person to confirm, never decisions: whether an attribute
+is known to an attacker is outside knowledge no table holds. Measures only; nothing is
+released, and the figures are computed from the raw records (keep them with the
+custodian).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from veil.errors import DataTypeError, ParameterError
+from veil.risk.carriers import _address_share, _identifier, _is_text, _pii_shares
+from veil.risk.reidentification import qi_scan
+
+__all__ = ["ColumnRole", "RoleSuggestions", "suggest_roles"]
+
+Kind = Literal[
+    "identifier", "free-text", "latitude", "longitude", "date", "quasi-identifier", "sensitive"
+]
+
+# Words in column names, compared on the name split at _, -, spaces and case changes.
+_QI_WORDS = {
+    "age", "sex", "gender", "zip", "zipcode", "postcode", "postal", "plz", "race", "ethnic",
+    "ethnicity", "birth", "dob", "born", "marital", "married", "education", "occupation",
+    "job", "profession", "country", "nationality", "native", "region", "province", "state",
+    "county", "city", "town", "municipality", "district", "neighbourhood", "neighborhood",
+    "religion", "workclass", "residence", "relationship", "language", "height", "weight",
+    "teacher", "school", "class", "grade_level", "department", "employer",
+}  # fmt: skip
+_LAT_WORDS = {"lat", "latitude"}
+_LON_WORDS = {"lon", "lng", "long", "longitude"}
+_DATE_WORDS = {"date", "datetime", "time", "timestamp", "day", "dt"}
+# Names of columns that hold one person each (with many distinct values).
+_PERSON_WORDS = {
+    "name", "names", "surname", "firstname", "lastname", "student", "patient", "person",
+    "customer", "client", "employee", "user", "username", "member", "citizen",
+}  # fmt: skip
+_TEXT_LENGTH = 25  # mean characters of a free-text column
+_ROWS = 5_000
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnRole:
+    """What one column most likely is.
+
+    Attributes
+    ----------
+    column : Hashable
+        The column.
+    role : {"identifier", "quasi_identifier", "sensitive"}
+        The suggested role (a location column is a quasi-identifier).
+    kind : str
+        ``identifier``, ``free-text``, ``latitude``, ``longitude``, ``date``,
+        ``quasi-identifier`` or ``sensitive``.
+    reason : str
+        Why, in a few words, with the figure behind it.
+    distinct : int
+        Distinct values (missing counted as one).
+    uniqueness : float
+        Share of the records whose value no other record holds.
+    numeric : bool
+        Whether the column holds numbers.
+    """
+
+    column: Hashable
+    role: Literal["identifier", "quasi_identifier", "sensitive"]
+    kind: Kind
+    reason: str
+    distinct: int
+    uniqueness: float
+    numeric: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleSuggestions:
+    """Every column's suggested role, the location pairs and the riskiest QI combinations."""
+
+    columns: tuple[ColumnRole, ...]
+    locations: tuple[tuple[Hashable, Hashable], ...]
+    combinations: pd.DataFrame
+
+    def of(self, kind: str) -> list[Hashable]:
+        """The columns of one kind (``"identifier"``, ``"quasi-identifier"``, ...)."""
+        return [c.column for c in self.columns if c.kind == kind]
+
+    @property
+    def quasi_identifiers(self) -> list[Hashable]:
+        """The suggested quasi-identifiers (dates included, locations not)."""
+        return [c.column for c in self.columns if c.kind in ("quasi-identifier", "date")]
+
+    @property
+    def identifiers(self) -> list[Hashable]:
+        """The suggested direct identifiers and free-text columns with personal data."""
+        return [c.column for c in self.columns if c.role == "identifier"]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per column: role, kind, reason, distinct, uniqueness, numeric."""
+        rows = [dataclasses.asdict(c) for c in self.columns]
+        return pd.DataFrame(rows).set_index("column")
+
+
+def _words(name: Hashable) -> set[str]:
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name))
+    return {w for w in re.split(r"[\s_\-./]+", text.lower()) if w}
+
+
+def _uniqueness(series: pd.Series) -> tuple[int, float]:
+    counts = series.value_counts(dropna=False)
+    return len(counts), float(counts[counts == 1].sum() / max(len(series), 1))
+
+
+def _in_range(series: pd.Series, bound: float) -> bool:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return bool(len(values)) and bool(values.abs().max() <= bound) and values.nunique() > 1
+
+
+def _is_date(series: pd.Series, words: set[str]) -> bool:
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return True
+    if not (_is_text(series) and words & _DATE_WORDS):
+        return False
+    sample = series.dropna().astype(str).head(200)
+    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    return bool(len(sample)) and float(parsed.notna().mean()) >= 0.95
+
+
+def _free_text(series: pd.Series, pii: float | None) -> str | None:
+    if not _is_text(series):
+        return None
+    text = series.dropna().astype(str)
+    if not len(text):
+        return None
+    mean_length = float(text.str.len().mean())
+    spaced = float(text.str.contains(" ", regex=False).mean())
+    if pii is not None and pii > 0:
+        return f"{pii:.0%} of rows hold personal data (e-mail, phone, card, IBAN, IP)"
+    if mean_length >= _TEXT_LENGTH and spaced >= 0.5:
+        return f"free text (mean {mean_length:.0f} characters)"
+    return None
+
+
+def _person_column(series: pd.Series, words: set[str]) -> float | None:
+    """The share of distinct values of a column that holds one person per record."""
+    values = series.dropna()
+    if len(values) < 20:
+        return None
+    share = float(values.nunique() / len(values))
+    if words & _PERSON_WORDS and share >= 0.5:
+        return share
+    # Whole numbers stored as floats (1.0, 2.0, ...) count as a counter when unique.
+    if pd.api.types.is_float_dtype(series.dtype) and share >= 0.95:
+        numbers = values.to_numpy(dtype=np.float64)
+        if bool(np.all(numbers == np.round(numbers))):
+            return share
+    return None
+
+
+def _classify(
+    name: Hashable, series: pd.Series, sample: pd.Series, pii: float | None
+) -> tuple[Kind, str]:
+    words = _words(name)
+    numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
+        series.dtype
+    )
+    if _is_date(sample, words):
+        return "date", "dates (an attacker may know when an event happened)"
+    share = _identifier(series, name)
+    if share is None:
+        share = _person_column(series, words)
+    if share is not None:
+        return "identifier", f"{share:.0%} of the values are distinct, or the name says so"
+    address = _address_share(sample, name)
+    if address is not None:
+        return "identifier", f"an address ({address:.0%} of rows look like one)"
+    text = _free_text(sample, pii)
+    if text is not None:
+        return "free-text", text
+    if numeric and words & _LAT_WORDS and _in_range(series, 90):
+        return "latitude", "named a latitude, values within +-90 degrees"
+    if numeric and words & _LON_WORDS and _in_range(series, 180):
+        return "longitude", "named a longitude, values within +-180 degrees"
+    if words & _QI_WORDS:
+        known = sorted(words & _QI_WORDS)[0]
+        return "quasi-identifier", f"named like a known fact ({known!r})"
+    return "sensitive", "not recognised as an identifier or a known fact: sensitive by default"
+
+
+def _pairs(columns: list[ColumnRole]) -> list[tuple[Hashable, Hashable]]:
+    """Latitude and longitude columns paired by what their names share."""
+    lats = [c.column for c in columns if c.kind == "latitude"]
+    lons = [c.column for c in columns if c.kind == "longitude"]
+    pairs: list[tuple[Hashable, Hashable]] = []
+    for lat in lats:
+        rest = _words(lat) - _LAT_WORDS
+        best = [lon for lon in lons if _words(lon) - _LON_WORDS == rest]
+        if best and best[0] not in {p[1] for p in pairs}:
+            pairs.append((lat, best[0]))
+    return pairs
+
+
+def suggest_roles(
+    df: pd.DataFrame,
+    *,
+    max_rows: int = _ROWS,
+    scan_size: int = 3,
+    time_limit: float | None = 5.0,
+) -> RoleSuggestions:
+    """Suggest each column's role and rank the riskiest quasi-identifier combinations.
+
+    No privacy guarantee: a measurement of the raw data, for the custodian.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table (not modified).
+    max_rows : int, default 5000
+        Values are checked (text, addresses, personal data, dates) on at most this many
+        evenly spaced rows; distinct values and uniqueness count every row.
+    scan_size : int, default 3
+        Largest combination of suggested quasi-identifiers scanned.
+    time_limit : float or None, default 5
+        Seconds the combination scan may take (it returns the sizes it completed).
+
+    Returns
+    -------
+    RoleSuggestions
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"id": range(100), "age": [20, 30] * 50, "y": [0, 1] * 50})
+    >>> [(c.column, c.role) for c in suggest_roles(frame).columns]
+    [('id', 'identifier'), ('age', 'quasi_identifier'), ('y', 'sensitive')]
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise DataTypeError(f"df: must be a pandas DataFrame, got {type(df).__name__}")
+    for name, value in (("max_rows", max_rows), ("scan_size", scan_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(f"{name}: must be an integer >= 1, got {value!r}")
+    step = max(1, len(df) // max_rows)
+    sample = df.iloc[::step]
+    texts: list[Hashable] = [c for c in df.columns if _is_text(df[c])]
+    pii = _pii_shares(sample, texts)
+    columns: list[ColumnRole] = []
+    for name in df.columns:
+        series = df[name]
+        kind, reason = _classify(name, series, sample[name], pii.get(name))
+        distinct, uniqueness = _uniqueness(series)
+        role: Literal["identifier", "quasi_identifier", "sensitive"] = (
+            "identifier"
+            if kind in ("identifier", "free-text")
+            else "sensitive"
+            if kind == "sensitive"
+            else "quasi_identifier"
+        )
+        numeric = bool(pd.api.types.is_numeric_dtype(series.dtype))
+        columns.append(ColumnRole(name, role, kind, reason, distinct, uniqueness, numeric))
+    qis = [c.column for c in columns if c.kind in ("quasi-identifier", "date")]
+    combinations = _combinations(df, qis, scan_size, time_limit)
+    return RoleSuggestions(tuple(columns), tuple(_pairs(columns)), combinations)
+
+
+def _combinations(
+    df: pd.DataFrame, qis: Sequence[Hashable], size: int, time_limit: float | None
+) -> pd.DataFrame:
+    if not qis:
+        return pd.DataFrame(columns=["n_qis", "n_classes", "unique_rate", "mean_risk", "max_risk"])
+    import warnings
+
+    with warnings.catch_warnings():
+        # A scan cut short by the time limit says so in its attrs; the suggestion
+        # reports what it completed.
+        warnings.simplefilter("ignore")
+        scanned = qi_scan(df, list(qis), max_size=min(size, len(qis)), time_limit=time_limit)
+    order = np.lexsort((-scanned["n_qis"].to_numpy(), -scanned["unique_rate"].to_numpy()))
+    return scanned.iloc[order]
