@@ -8,6 +8,7 @@ A hierarchy in a plan is one of::
     hierarchy: {intervals: {bounds: [0, 18, 65]}}      # <0, [0, 18), [18, 65), >=65 -> *
     hierarchy: {mask: 2}                               # 33012 -> 3301* -> 330** -> *
     hierarchy: {dates: true}                           # 2024-03-15 -> 2024-03 -> 2024 -> *
+    hierarchy: {dates: {format: "%m/%d/%Y"}}           # 03/15/2024 -> 2024-03 -> 2024 -> *
     hierarchy: "*"                                     # every category -> *
     hierarchy: {mapping: [{Married: Couple, Divorced: Alone}, {Couple: "*", Alone: "*"}]}
 
@@ -33,7 +34,7 @@ from veil import anonymity
 from veil.release.errors import PlanError
 from veil.release.schema import Scalar, SpecModel, resolve_path
 
-__all__ = ["HierarchySpec", "IntervalsRecipe", "MaskRecipe"]
+__all__ = ["DatesRecipe", "HierarchySpec", "IntervalsRecipe", "MaskRecipe"]
 
 
 class IntervalsRecipe(SpecModel):
@@ -115,6 +116,32 @@ class MaskRecipe(SpecModel):
     char: Annotated[str, Field(min_length=1, max_length=1)] = "*"
 
 
+class DatesRecipe(SpecModel):
+    """Dates to month (``2024-03``), then year (``2024``), then ``*``.
+
+    ``format`` is the dates' ``strftime`` format (``"%m/%d/%Y %I:%M:%S %p"``); default ISO
+    8601 (``2024-03-15``, with or without a time).
+    """
+
+    format: str | None = None
+
+    def build(self, values: Sequence[Any]) -> anonymity.Hierarchy:
+        """The hierarchy over ``values`` (dates as the column holds them)."""
+        text = pd.Index([str(v) for v in values], dtype=object)
+        parsed = pd.to_datetime(text, format=self.format or "ISO8601", errors="coerce")
+        if parsed.isna().any():
+            bad = text[parsed.isna()][:5].tolist()
+            expected = self.format or "ISO 8601"
+            raise ValueError(f"values are not dates in {expected} format: {bad}")
+        columns = {
+            0: list(text),
+            1: list(parsed.strftime("%Y-%m")),
+            2: list(parsed.strftime("%Y")),
+            3: ["*"] * len(text),
+        }
+        return anonymity.Hierarchy(pd.DataFrame(columns, dtype=object))
+
+
 class HierarchySpec(SpecModel):
     """A hierarchy: a ``path`` to a CSV file, or one recipe (see the module docstring).
 
@@ -126,7 +153,7 @@ class HierarchySpec(SpecModel):
     sep: str | None = None
     intervals: IntervalsRecipe | None = None
     mask: MaskRecipe | None = None
-    dates: bool | None = None
+    dates: bool | DatesRecipe | None = None
     suppress: bool | None = None
     mapping: list[dict[str, str]] | None = None
     values: list[Scalar] | None = None
@@ -198,7 +225,8 @@ class HierarchySpec(SpecModel):
                 values, mask_char=self.mask.char, steps=self.mask.steps
             )
         if self.dates:
-            return anonymity.Hierarchy.dates(values)
+            recipe = self.dates if isinstance(self.dates, DatesRecipe) else DatesRecipe()
+            return recipe.build(values)
         if self.mapping is not None:
             return anonymity.Hierarchy.from_mapping(values, self.mapping)
         return anonymity.Hierarchy.from_mapping(values, [])

@@ -1,0 +1,94 @@
+"""``veil init``: a first release plan for a raw table, written beside it and dry-run at once.
+
+Reads the table, suggests a role for every column (:func:`veil.risk.suggest_roles`),
+writes a commented plan (:func:`veil.release.draft.draft_plan`) and runs its dry run, so
+the custodian starts from a plan that validates and reads each suggestion in place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veil.atomic import write_text_atomic
+from veil.cli.console import captured_warnings, emit_json, print_table, print_text, print_warnings
+from veil.cli.errors import CliUsageError, errors_about, reporting_errors
+from veil.cli.files import read_table
+from veil.cli.options import Encoding, Json, Sep
+
+__all__ = ["init"]
+
+
+@reporting_errors
+def init(
+    data: Annotated[Path, typer.Argument(help="The raw table: .csv (.tsv, .csv.gz) or .parquet.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="The plan file to write (default: DATA's name with .plan.yaml, beside it).",
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing plan file.")
+    ] = False,
+    sep: Sep = None,
+    encoding: Encoding = None,
+    as_json: Json = False,
+) -> None:
+    """Write a commented release plan for DATA, then dry-run it (nothing else is written).
+
+    Every column gets a suggested role: direct identifier (by uniqueness and name),
+    quasi-identifier (by name, dates; the riskiest combinations are scanned), sensitive,
+    a location pair, or free text with personal data; with treatments (identifiers
+    dropped, quasi-identifiers generalized to 5-anonymity with hierarchies written in
+    the plan, locations under planar Laplace) and a budget. Read each line, then
+    `veil release PLAN --out DIR`.
+    """
+    import yaml
+
+    from veil.release import load_plan, run
+    from veil.release.draft import draft_plan
+
+    target = out if out is not None else data.with_name(f"{data.name.split('.')[0]}.plan.yaml")
+    if target.suffix.lower() not in (".yaml", ".yml"):
+        raise CliUsageError(f"--out: {os.fspath(target)!r} must end in .yaml or .yml")
+    if target.exists() and not force:
+        raise CliUsageError(
+            f"--out: {os.fspath(target)!r} exists; give --force to replace it, or another --out"
+        )
+    if target.resolve() == data.resolve():
+        raise CliUsageError(f"--out: {os.fspath(target)!r} is DATA itself")
+    frame = read_table(data, sep=sep, encoding=encoding)
+    source = os.path.relpath(data.resolve(), target.resolve().parent)
+    with captured_warnings() as caught:
+        draft = draft_plan(frame, source, sep=sep or ",")
+    text = draft.to_yaml()
+    # The draft must load and pass its dry run before it is written.
+    with errors_about(os.fspath(target)), captured_warnings() as dry:
+        plan = load_plan(yaml.safe_load(text), base_dir=target.resolve().parent)
+        result = run(plan, dry_run=True)
+    write_text_atomic(target, text)
+    print_warnings([*caught, *dry, *result.warnings])
+    roles = draft.roles.to_frame()
+    if as_json:
+        emit_json(
+            {
+                "plan_file": target,
+                "plan": draft.plan,
+                "roles": roles.reset_index().to_dict(orient="records"),
+                "locations": [list(pair) for pair in draft.roles.locations],
+                "ledger": result.ledger.to_dict(),
+            }
+        )
+        return
+    print_table(
+        f"Suggested roles of {data.name}",
+        ["column", "role", "kind", "why"],
+        [[str(c), r.role, r.kind, r.reason] for c, r in roles.iterrows()],
+    )
+    print_text(f"wrote {target} (a draft: read every line)")
+    print_text(f"dry run: within budget; next: veil release {target} --out {data.stem}-release")
