@@ -16,9 +16,11 @@ evaluate.
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -608,10 +610,10 @@ class Problem:
         # Only the columns that change are rebuilt; the others are taken as they are.
         if suppression == "remove":
             rows = np.flatnonzero(kept)
-            out = self.df.drop(columns=self.qis).take(rows)
+            rest = self.df.drop(columns=self.qis).take(rows)
         else:
             rows = None
-            out = self.df.drop(columns=self.qis)
+            rest = self.df.drop(columns=self.qis)
         if generalized is None:
             at = record_node_class if rows is None else record_node_class[rows]
             generalized = [codes[at] for codes in outcome.table.classes]
@@ -619,21 +621,35 @@ class Problem:
             generalized = [codes[rows] for codes in generalized]
         strings = default_string_dtype()
         arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
-        position = {q: i for i, q in enumerate(self.df.columns) if q in set(self.qis)}
-        for j, q in sorted(enumerate(self.qis), key=lambda jq: position[jq[1]]):
+        labelled: dict[Hashable, Any] = {}
+        for j, q in enumerate(self.qis):
             labels = self.hierarchies[j].labels(node[j])
             codes = generalized[j]
             if suppression != "remove":
                 # Suppressed records show "*" in every QI: one more label.
                 labels = np.append(labels, "*")
                 codes = np.where(kept, codes, len(labels) - 1)
-            values = (
+            labelled[q] = (
                 arrow_strings(codes, labels, strings)
                 if arrow
                 else np.asarray(labels, dtype=object)[codes]
             )
-            out.insert(position[q], q, values)
-        return out, int(self.weight[~kept].sum())
+        return self._assemble(rest, labelled), int(self.weight[~kept].sum())
+
+    def _assemble(self, rest: pd.DataFrame, labelled: dict[Hashable, Any]) -> pd.DataFrame:
+        """``rest`` with the ``labelled`` QI columns back in the input's column order."""
+        if not self.df.columns.is_unique:
+            out = rest
+            for i, c in enumerate(self.df.columns):
+                if c in labelled:
+                    out.insert(i, c, labelled[c])
+            return out
+        # One frame built from all its columns: inserting them one by one costs more.
+        columns = {c: labelled[c] if c in labelled else rest[c].array for c in self.df.columns}
+        out = pd.DataFrame(columns, index=rest.index, copy=False)
+        out.columns = self.df.columns
+        out.attrs = copy.deepcopy(self.df.attrs)  # as pandas carries them through take
+        return out.set_flags(allows_duplicate_labels=self.df.flags.allows_duplicate_labels)
 
     def _generalized(self, node: tuple[int, ...]) -> list[_Ints]:
         """Each record's group at ``node``, per QI."""
