@@ -9,6 +9,8 @@ import pytest
 
 from veil.datasets import load_adult, load_nyc_taxi
 
+from ._browser import browser as browser  # the session's one Chromium
+
 
 @functools.cache
 def _adult() -> pd.DataFrame:

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from ..browser.conftest import browser  # noqa: F401 (the shared fixture)
 from .conftest import PASSWORDS, PLAN, Site, _site, adult_csv
 
 
@@ -57,7 +56,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Site]]:
 
 
 def test_a_curator_uploads_runs_and_reads_the_report(
-    browser: Any,  # noqa: F811 (the fixture imported above)
+    browser: Any,
     served: Any,
     tmp_path: Path,
 ) -> None:
