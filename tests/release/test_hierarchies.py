@@ -214,3 +214,17 @@ def test_a_file_and_its_separator_stay_as_before(tmp_path: Path) -> None:
     )  # fmt: skip
     hierarchy = plan.columns["age"].treatment.hierarchy  # type: ignore[union-attr]
     assert hierarchy.path == tmp_path / "h.csv" and hierarchy.sep == ";"
+
+
+def test_a_hierarchy_file_that_is_not_utf8_names_its_plan_field(tmp_path: Path) -> None:
+    source = _people(tmp_path)
+    (tmp_path / "zip.csv").write_bytes("33012,Gij\xf3n,*\n".encode("latin-1"))
+    plan = _plan(source, {"intervals": {"widths": [5]}}, str(tmp_path / "zip.csv"))
+    with pytest.raises(
+        PlanError, match=r"anonymization.quasi_identifiers.zip: 'zip.csv' is not UTF-8 text"
+    ):
+        run(plan, tmp_path / "out")
+    missing = _plan(source, {"intervals": {"widths": [5]}}, str(tmp_path / "none.csv"))
+    with pytest.raises(PlanError, match=r"anonymization.quasi_identifiers.zip: cannot read"):
+        run(missing, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -461,3 +461,67 @@ def test_a_location_needs_a_public_projection(tmp_path: Path) -> None:
     result = run(plan, tmp_path / "out", rng=1)
     assert _warned(result.warnings, "")
     assert any("chosen from the data" in leak for leak in result.manifest["leaks"])
+
+
+# ------------------------------------------------ what the manifest says and reads
+
+
+def test_steps_without_a_formal_guarantee_are_listed_as_such(tmp_path: Path) -> None:
+    gen = np.random.default_rng(8)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "zip": gen.choice(["4301", "4302", "4401"], n),
+            "la": 40.4 + gen.normal(0, 0.01, n),
+            "lo": -3.7 + gen.normal(0, 0.01, n),
+            "la2": 40.4 + gen.normal(0, 0.01, n),
+            "lo2": -3.7 + gen.normal(0, 0.01, n),
+        }
+    )
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "zip.csv").write_text("4301,430*,*\n4302,430*,*\n4401,440*,*\n")
+    centre = [40.4, -3.7]
+    plan = {
+        "input": {"path": str(tmp_path / "in.csv")},
+        "columns": {
+            "zip": {
+                "role": "quasi_identifier",
+                "treatment": {"method": "generalize", "hierarchy": str(tmp_path / "zip.csv"),
+                              "level": 1},
+            }
+        },
+        "locations": [
+            {"lat": "la", "lon": "lo", "centre": centre, "mask": {"method": "grid", "cell_m": 200}},
+            {"lat": "la2", "lon": "lo2", "centre": centre,
+             "mask": {"method": "jitter", "radius_m": 100}},
+        ],
+        "output": {"report": False},
+    }  # fmt: skip
+    result = run(plan, tmp_path / "out", rng=3)
+    listed = result.manifest["not_protected"]["masked_without_formal_guarantee"]
+    assert listed == ["zip: generalize", "la, lo: grid", "la2, lo2: jitter"]
+    for step in ("zip", "la, lo", "la2, lo2"):
+        assert result.manifest["steps"][step]["cost"] is None
+        assert "no formal guarantee" in result.manifest["steps"][step]["guarantee"]
+
+
+def test_a_plan_cannot_write_parquet_into_a_csv_name(tmp_path: Path) -> None:
+    plan = _registry_plan(tmp_path / "registry.csv", False)
+    plan["output"] = {"format": "parquet", "file": "x.csv"}
+    with pytest.raises(PlanError, match=r"output: .*'x.csv' does not match format 'parquet'"):
+        run(plan, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_blank_lines_of_a_one_column_input_are_records(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "one.csv").write_text("code\nA\n\nB\n\n\nC\n", encoding="utf-8")
+    plan = {
+        "input": {"path": str(tmp_path / "one.csv")},
+        "columns": {"code": {"role": "insensitive", "treatment": "keep"}},
+        "output": {"report": False, "keep_order": True},
+    }
+    result = run(plan, tmp_path / engine, engine=engine)
+    assert result.rows_in == result.rows_out == 6
+    released = pd.read_csv(tmp_path / engine / "release.csv", skip_blank_lines=False)
+    assert released["code"].isna().sum() == 3

@@ -206,7 +206,16 @@ class HierarchySpec(SpecModel):
             The values the column holds (for a recipe without declared ``values``).
         """
         if self.path is not None:
-            return anonymity.Hierarchy.from_csv(self.path, sep=self.sep)
+            try:
+                return anonymity.Hierarchy.from_csv(self.path, sep=self.sep)
+            except UnicodeDecodeError as exc:
+                raise PlanError(
+                    f"{where}: {self.path.name!r} is not UTF-8 text (byte {exc.start}: "
+                    f"{exc.reason}); save the hierarchy file as UTF-8"
+                ) from None
+            except (OSError, ValueError) as exc:
+                reason = " ".join(str(exc).split())[:300]
+                raise PlanError(f"{where}: cannot read {self.path.name!r} ({reason})") from None
         values = self.values if self.values is not None else observed
         if values is None:
             raise PlanError(f"{where}: the recipe's values are read from the column when it runs")
