@@ -244,89 +244,22 @@ def render_privacy_map(
     if not isinstance(path, str) or not path.endswith(".html"):
         raise ParameterError(f"save_file must be a path ending in '.html', got {save_file!r}.")
     tile_origin = None if tiles is None else _tile_origin(tiles)
-
-    if (lat is None) != (lon is None):
-        raise ParameterError(
-            "lat and lon must be given together (to draw the originals) or both "
-            f"omitted, got lat={'None' if lat is None else 'an array'} and "
-            f"lon={'None' if lon is None else 'an array'}."
-        )
-    _check_count(max_detail_points, "max_detail_points")
-    if displacement_sample is not None:
-        _check_count(displacement_sample, "displacement_sample")
-    has_original = lat is not None
-    if not has_original and displacement_sample:
-        raise ParameterError(
-            "displacement_sample: displacement lines need the original lat and lon; "
-            f"got displacement_sample={displacement_sample} without them."
-        )
-    if not has_original and highlight is not None:
-        raise ParameterError(
-            "highlight: the radius circle is drawn around the original point and needs "
-            "the original lat and lon."
-        )
-
+    _check_options(lat, lon, max_detail_points, displacement_sample, highlight)
     y_dp = _as_coordinates(lat_dp, "lat_dp")
     x_dp = _as_coordinates(lon_dp, "lon_dp")
     radius = None if radius_m is None else _as_coordinates(radius_m, "radius_m")
     y = None if lat is None else _as_coordinates(lat, "lat")
     x = None if lon is None else _as_coordinates(lon, "lon")
-    named = {"lon_dp": x_dp, "radius_m": radius, "lat": y, "lon": x}
-    mismatched = {k: len(v) for k, v in named.items() if v is not None and len(v) != len(y_dp)}
-    if mismatched:
-        lengths = ", ".join(f"{k} has {n}" for k, n in mismatched.items())
-        raise ParameterError(
-            f"all arrays must have the length of lat_dp ({len(y_dp)}), but {lengths}."
-        )
-
-    highlighted: dict[str, npt.NDArray[np.float64]] | None = None
-    if highlight is not None and y is not None and x is not None:
-        highlighted = _highlight_columns(highlight, y, x, y_dp, x_dp, radius)
-
+    _check_lengths(y_dp, {"lon_dp": x_dp, "radius_m": radius, "lat": y, "lon": x})
     released = released_label.strip() or "Released"
-    overlays: list[dict[str, Any]] = []
-
-    def overlay(name: str, *parts: dict[str, Any]) -> None:
-        overlays.append({"name": name, "show": True, "parts": list(parts)})
-
-    if y is not None and x is not None:
-        detail: slice | npt.NDArray[np.intp]
-        if displacement_sample is None:
-            detail = slice(0, int(max_detail_points))
-            draw_detail = True
-        else:
-            detail = _sample_rows(int(displacement_sample), y, x, y_dp, x_dp, rng)
-            draw_detail = detail.size > 0
-        if draw_detail:
-            if radius is not None:
-                overlay(
-                    "Perturbation radius",
-                    _part(
-                        "circle",
-                        {"lat": y[detail], "lon": x[detail], "r": radius[detail]},
-                        {"color": "gray", "weight": 1, "opacity": 0.5, "fill": False},
-                    ),
-                )
-            overlay(
-                f"Original to {released.lower()}",
-                _part(
-                    "line",
-                    {
-                        "lat": y[detail],
-                        "lon": x[detail],
-                        "lat_dp": y_dp[detail],
-                        "lon_dp": x_dp[detail],
-                    },
-                    {"color": "black", "weight": 1, "opacity": 0.6},
-                ),
-            )
-        overlay(
-            "Original locations",
-            _part("point", {"lat": y, "lon": x}, _point_style("blue"), "Original location"),
-        )
-    overlay(
-        f"{released} locations",
-        _part("point", {"lat": y_dp, "lon": x_dp}, _point_style("red"), f"{released} location"),
+    overlays = _overlays(
+        released,
+        (y_dp, x_dp),
+        None if y is None or x is None else (y, x),
+        radius,
+        max_detail_points=max_detail_points,
+        displacement_sample=displacement_sample,
+        rng=rng,
     )
     if heatmap:
         overlays.append(
@@ -337,28 +270,9 @@ def render_privacy_map(
                 "heat": {"source": len(overlays) - 1, "options": _HEAT_OPTIONS},
             }
         )
-    if highlighted is not None:
-        style = {"color": "orange", "weight": 3, "opacity": 0.9}
-        overlay(
-            "Highlighted point",
-            _part(
-                "circle",
-                {k: highlighted[k] for k in ("lat", "lon", "r")},
-                {**style, "fill": True, "fillOpacity": 0.1},
-            ),
-            _part("line", {k: highlighted[k] for k in ("lat", "lon", "lat_dp", "lon_dp")}, style),
-        )
-
-    shown = np.isfinite(y_dp) & np.isfinite(x_dp)
-    centre = (0.0, 0.0)
-    bounds = None
-    if shown.any():
-        y_shown, x_shown = y_dp[shown], x_dp[shown]
-        centre = (float(y_shown.mean()), float(x_shown.mean()))
-        bounds = (
-            (float(y_shown.min()), float(x_shown.min())),
-            (float(y_shown.max()), float(x_shown.max())),
-        )
+    if highlight is not None and y is not None and x is not None:
+        overlays.append(_highlight_overlay(_highlight_columns(highlight, y, x, y_dp, x_dp, radius)))
+    centre, bounds = _view(y_dp, x_dp)
     spec = {
         "centre": centre,
         "bounds": bounds,
@@ -367,6 +281,141 @@ def render_privacy_map(
         "tiles": tiles,
         "overlays": overlays,
     }
+    notices = _notices(lat is not None, tile_origin)
+    page = _page(f"{released} locations", spec, notices, heatmap, tile_origin)
+    write_text_atomic(path, page)
+    size = os.path.getsize(path)
+    _logger.info("wrote %s (%d bytes)", path, size)
+    return PrivacyMap(
+        path=path,
+        centre=centre,
+        bounds=bounds,
+        layers=tuple(o["name"] for o in overlays),
+        tiles=tiles,
+        size_bytes=size,
+    )
+
+
+def _check_options(
+    lat: Any, lon: Any, max_detail_points: Any, displacement_sample: Any, highlight: Any
+) -> None:
+    """The arguments that need no array: originals given together, counts, needs."""
+    if (lat is None) != (lon is None):
+        raise ParameterError(
+            "lat and lon must be given together (to draw the originals) or both "
+            f"omitted, got lat={'None' if lat is None else 'an array'} and "
+            f"lon={'None' if lon is None else 'an array'}."
+        )
+    _check_count(max_detail_points, "max_detail_points")
+    if displacement_sample is not None:
+        _check_count(displacement_sample, "displacement_sample")
+    if lat is None and displacement_sample:
+        raise ParameterError(
+            "displacement_sample: displacement lines need the original lat and lon; "
+            f"got displacement_sample={displacement_sample} without them."
+        )
+    if lat is None and highlight is not None:
+        raise ParameterError(
+            "highlight: the radius circle is drawn around the original point and needs "
+            "the original lat and lon."
+        )
+
+
+def _check_lengths(
+    y_dp: npt.NDArray[np.float64], named: dict[str, npt.NDArray[np.float64] | None]
+) -> None:
+    mismatched = {k: len(v) for k, v in named.items() if v is not None and len(v) != len(y_dp)}
+    if mismatched:
+        lengths = ", ".join(f"{k} has {n}" for k, n in mismatched.items())
+        raise ParameterError(
+            f"all arrays must have the length of lat_dp ({len(y_dp)}), but {lengths}."
+        )
+
+
+_Pair = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+
+
+def _overlays(
+    released: str,
+    masked: _Pair,
+    original: _Pair | None,
+    radius: npt.NDArray[np.float64] | None,
+    *,
+    max_detail_points: int,
+    displacement_sample: int | None,
+    rng: RngLike,
+) -> list[dict[str, Any]]:
+    """The layers: radius circles, displacement lines and originals (if given), released."""
+    y_dp, x_dp = masked
+    overlays: list[dict[str, Any]] = []
+
+    def overlay(name: str, *parts: dict[str, Any]) -> None:
+        overlays.append({"name": name, "show": True, "parts": list(parts)})
+
+    if original is not None:
+        y, x = original
+        detail: slice | npt.NDArray[np.intp]
+        if displacement_sample is None:
+            detail = slice(0, int(max_detail_points))
+            draw_detail = True
+        else:
+            detail = _sample_rows(int(displacement_sample), y, x, y_dp, x_dp, rng)
+            draw_detail = detail.size > 0
+        if draw_detail and radius is not None:
+            overlay(
+                "Perturbation radius",
+                _part(
+                    "circle",
+                    {"lat": y[detail], "lon": x[detail], "r": radius[detail]},
+                    {"color": "gray", "weight": 1, "opacity": 0.5, "fill": False},
+                ),
+            )
+        if draw_detail:
+            columns = {"lat": y[detail], "lon": x[detail]}
+            columns |= {"lat_dp": y_dp[detail], "lon_dp": x_dp[detail]}
+            line = {"color": "black", "weight": 1, "opacity": 0.6}
+            overlay(f"Original to {released.lower()}", _part("line", columns, line))
+        overlay(
+            "Original locations",
+            _part("point", {"lat": y, "lon": x}, _point_style("blue"), "Original location"),
+        )
+    overlay(
+        f"{released} locations",
+        _part("point", {"lat": y_dp, "lon": x_dp}, _point_style("red"), f"{released} location"),
+    )
+    return overlays
+
+
+def _highlight_overlay(highlighted: dict[str, npt.NDArray[np.float64]]) -> dict[str, Any]:
+    style = {"color": "orange", "weight": 3, "opacity": 0.9}
+    parts = [
+        _part(
+            "circle",
+            {k: highlighted[k] for k in ("lat", "lon", "r")},
+            {**style, "fill": True, "fillOpacity": 0.1},
+        ),
+        _part("line", {k: highlighted[k] for k in ("lat", "lon", "lat_dp", "lon_dp")}, style),
+    ]
+    return {"name": "Highlighted point", "show": True, "parts": parts}
+
+
+def _view(
+    y_dp: npt.NDArray[np.float64], x_dp: npt.NDArray[np.float64]
+) -> tuple[tuple[float, float], Any]:
+    """The centre and bounds of the released points (the world at (0, 0) if none)."""
+    shown = np.isfinite(y_dp) & np.isfinite(x_dp)
+    if not shown.any():
+        return (0.0, 0.0), None
+    y_shown, x_shown = y_dp[shown], x_dp[shown]
+    centre = (float(y_shown.mean()), float(x_shown.mean()))
+    bounds = (
+        (float(y_shown.min()), float(x_shown.min())),
+        (float(y_shown.max()), float(x_shown.max())),
+    )
+    return centre, bounds
+
+
+def _notices(has_original: bool, tile_origin: str | None) -> list[tuple[str, str]]:
     notices = []
     if has_original:
         notices.append(
@@ -388,19 +437,7 @@ def render_privacy_map(
         notices.append(
             ("", "No base map: the points are drawn on a latitude/longitude grid, offline.")
         )
-
-    page = _page(f"{released} locations", spec, notices, heatmap, tile_origin)
-    write_text_atomic(path, page)
-    size = os.path.getsize(path)
-    _logger.info("wrote %s (%d bytes)", path, size)
-    return PrivacyMap(
-        path=path,
-        centre=centre,
-        bounds=bounds,
-        layers=tuple(o["name"] for o in overlays),
-        tiles=tiles,
-        size_bytes=size,
-    )
+    return notices
 
 
 def _part(
