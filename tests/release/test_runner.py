@@ -1352,3 +1352,33 @@ def test_dask_suppresses_sparse_grid_cells_beside_a_whole_table_step(tmp_path: P
         assert counts.min() >= 3  # no released cell holds fewer than min_count points
     note = on_dask.custodian["execution"]["steps"]["dropoff_latitude, dropoff_longitude: grid"]
     assert note.startswith("gathered in memory: the table was gathered for another table step")
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_records_held_in_memory_are_released_without_reading_a_file(
+    tmp_path: Path, engine: str
+) -> None:
+    from veil.datasets import load_adult
+
+    frame = load_adult().head(2000)[["age", "sex", "salary-class"]]
+    before = frame.copy()
+    plan = {
+        # The input names the records; nothing is read from it.
+        "input": {"path": str(tmp_path / "decrypted-in-memory.csv")},
+        "columns": {
+            "age": {"role": "quasi_identifier",
+                    "treatment": {"method": "laplace", "epsilon": 1.0, "bounds": [16, 100]}},
+            "sex": {"role": "quasi_identifier", "treatment": "keep"},
+            "salary-class": {"role": "sensitive", "treatment": "keep"},
+        },
+        "budget": {"ldp": {"epsilon": 1.0}},
+        "output": {"report": False},
+    }  # fmt: skip
+    result = run(plan, tmp_path / "out", engine=engine, records=frame, rng=3)
+    pd.testing.assert_frame_equal(frame, before)
+    assert result.rows_in == result.rows_out == 2000
+    assert sorted(result.read_release()["sex"]) == sorted(frame["sex"])
+    assert result.custodian["input"]["source"] == "records given to run (in memory)"
+    again = run(plan, tmp_path / "again", engine=engine, records=frame.copy(), rng=3)
+    assert again.custodian["input"]["sha256"] == result.custodian["input"]["sha256"]
+    assert not (tmp_path / "decrypted-in-memory.csv").exists()

@@ -62,6 +62,7 @@ __all__ = [
     "Sink",
     "StreamResult",
     "Where",
+    "frame_digest",
     "get_engine",
     "input_digest",
     "input_spec",
@@ -151,6 +152,10 @@ class Engine(Protocol):
 
     def read(self, spec: InputSpec) -> InputData:
         """Open the input (hash it, count its rows)."""
+        ...
+
+    def adopt(self, frame: pd.DataFrame, source: str) -> InputData:
+        """Records the caller holds in memory, as this engine's input (nothing read)."""
         ...
 
     def original(self, data: InputData) -> pd.DataFrame:
@@ -317,6 +322,22 @@ def _read_pandas(spec: InputSpec) -> pd.DataFrame:
         raise PlanError(f"input.path: cannot read {os.fspath(spec.path)!r} ({reason})") from None
 
 
+def frame_digest(frame: pd.DataFrame) -> str:
+    """SHA-256 (hex) of a frame's column names and records (pandas' row hashes, in order)."""
+    digest = hashlib.sha256()
+    digest.update("\0".join(map(str, frame.columns)).encode("utf-8"))
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    digest.update(rows.tobytes())
+    return digest.hexdigest()
+
+
+def _held(frame: pd.DataFrame) -> pd.DataFrame:
+    if not frame.index.is_unique:
+        # Released records are paired with their originals by label (the report).
+        frame = frame.reset_index(drop=True)
+    return frame
+
+
 def _new_entries(before: pd.DataFrame, after: pd.DataFrame, key: str) -> list[dict[str, Any]]:
     old = len(before.attrs.get(key, []))
     return [dict(e) for e in after.attrs.get(key, [])[old:]]
@@ -390,11 +411,15 @@ class PandasEngine:
     def read(self, spec: InputSpec) -> InputData:
         """Hash the input and read it with pandas (the read options of ``spec``)."""
         digest, source = input_digest(spec)
-        frame = _read_pandas(spec)
-        if not frame.index.is_unique:
-            # Released records are paired with their originals by label (the report).
-            frame = frame.reset_index(drop=True)
+        frame = _held(_read_pandas(spec))
         return InputData(frame, len(frame), digest, source, tuple(map(str, frame.columns)))
+
+    def adopt(self, frame: pd.DataFrame, source: str) -> InputData:
+        """The caller's frame as the input (not copied: the steps never modify it)."""
+        held = _held(frame)
+        return InputData(
+            held, len(held), frame_digest(frame), source, tuple(map(str, held.columns))
+        )
 
     def original(self, data: InputData) -> pd.DataFrame:
         """The frame read."""
@@ -658,6 +683,17 @@ class DaskEngine:
                 table = table.repartition(npartitions=self.npartitions)
         (rows,) = self._compute(table.shape[0])
         return InputData(table, int(rows), digest, source, tuple(map(str, table.columns)))
+
+    def adopt(self, frame: pd.DataFrame, source: str) -> InputData:
+        """The caller's frame as the input, split into ``npartitions`` (default 1)."""
+        import dask.dataframe as dd
+
+        table = dd.from_pandas(  # type: ignore[no-untyped-call]
+            _held(frame), npartitions=self.npartitions or 1
+        )
+        return InputData(
+            table, len(frame), frame_digest(frame), source, tuple(map(str, frame.columns))
+        )
 
     def original(self, data: InputData) -> pd.DataFrame:
         """All partitions gathered into one pandas frame."""

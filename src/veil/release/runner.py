@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from veil.errors import PrivacyLeakWarning
 from veil.release.allocate import allocate, needs_sample, plan_privatizer, target_allocate
@@ -82,6 +83,7 @@ class _Job:
     allocation_rng: np.random.Generator
     steps_rng: np.random.Generator
     order_rng: np.random.Generator
+    records: pd.DataFrame | None = None
     facts: RunFacts | None = None
     data: InputData | None = None
 
@@ -92,6 +94,13 @@ class _Job:
 
     def timed(self, label: str, start: float) -> None:
         self.record.timings[label] = time.perf_counter() - start
+
+    def open_input(self, plan: Plan) -> InputData:
+        """The input: the caller's records, else the plan's file or dataset, read."""
+        self.session.enter_context(self.engine.session())
+        if self.records is not None:
+            return self.engine.adopt(self.records, "records given to run (in memory)")
+        return self.engine.read(input_spec(plan))
 
 
 # -------------------------------------------------------------- 1-3: before any data
@@ -133,8 +142,7 @@ def _allocate(job: _Job) -> tuple[Plan, dict[str, Any] | None]:
         source, kind = os.fspath(target.sample), "a public sample"
     else:
         # The plan validated this only with allow_data_dependent_allocation: true.
-        job.session.enter_context(job.engine.session())
-        job.data = job.engine.read(input_spec(plan))
+        job.data = job.open_input(plan)
         sample = job.engine.original(job.data)
         source, kind = "the input (private)", "the private input (a leak)"
         warnings.warn(
@@ -210,8 +218,7 @@ def _read(job: _Job) -> tuple[InputData, StepPlan]:
     job.reporter.phase("read")
     start = time.perf_counter()
     if job.data is None:
-        job.session.enter_context(job.engine.session())
-        job.data = job.engine.read(input_spec(plan))
+        job.data = job.open_input(plan)
     else:
         facts.execution["steps"]["allocation (target)"] = job.engine.where("input")
     job.timed("read", start)
@@ -396,6 +403,7 @@ def run(
     allow_outside: bool = False,
     cancel: CancelToken | None = None,
     policy: Policy | None = None,
+    records: pd.DataFrame | None = None,
 ) -> RunResult:
     """Run a release plan: the release and its public manifest, and the custodian's files.
 
@@ -433,6 +441,11 @@ def run(
     policy : Policy, optional
         Operator limits the plan must meet (:func:`~veil.release.policy.check_policy`),
         checked before the input is opened.
+    records : pandas.DataFrame, optional
+        The records to release, held by the caller (decrypted in memory, say), instead
+        of reading the plan's input: the plan's ``input`` then only names them. The
+        frame is not modified; the custodian record keeps the SHA-256 of its columns
+        and row hashes instead of the file's.
 
     Returns
     -------
@@ -459,6 +472,7 @@ def run(
     with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as session:
         warnings.simplefilter("always")
         job = _validate(plan, engine, rng, allow_outside, reporter, session)
+        job.records = records
         allocated, allocation = _allocate(job)
         ledger = _ledger(job, allocated, policy)
         if dry_run:
@@ -495,7 +509,7 @@ def run(
         written = _write(job, protected, outputs, evaluation)
         _check(job, ledger, written)
         report_html = _evaluate(job, protected, written, streams[-1], caught)
-        records = _manifest(job, outputs, written, report_html, caught)
+        written_records = _manifest(job, outputs, written, report_html, caught)
     return RunResult(
         allocated,
         ledger,
@@ -506,8 +520,8 @@ def run(
         report_path=None if report_html is None else custodian_dir / "report.html",
         rows_in=data.rows,
         rows_out=written.rows,
-        manifest=records.manifest,
-        custodian=records.custodian,
+        manifest=written_records.manifest,
+        custodian=written_records.custodian,
         custodian_dir=custodian_dir,
         custodian_path=custodian_dir / "custodian.json",
         warnings=warning_records(caught),
