@@ -17,6 +17,7 @@ evaluate.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,7 +159,9 @@ def _pairs(
     """Distinct (class, value) pairs with summed counts (in no particular order)."""
     span = n_classes * n_values
     key = cls * n_values + value
-    if span <= 2 * len(key) + 4096:
+    # Summing into every possible pair beats hashing the pairs up to a wide span: a
+    # class holds a few of the sensitive values, so the span is several times the rows.
+    if span <= 16 * len(key) + 65536:
         summed = np.bincount(key, weights=count, minlength=span)
         keys = np.flatnonzero(summed > 0)  # several times faster than on the floats
         totals = summed[keys].astype(np.int64)
@@ -318,6 +321,8 @@ class Problem:
         self._record_class: _Ints | None = None
         self._base_level_codes: dict[tuple[int, int], _Ints] = {}
         self.weight = self._weights(df, weights, [*self.qis, *attrs, *declared])
+        # One record per row: counts need no float weights.
+        self.unit_weights = weights is None
         self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
         self.monotone = all(m.monotone(self.max_out > 0) for m in models)
@@ -370,7 +375,11 @@ class Problem:
         for h, codes0 in zip(self.hierarchies, self.level0, strict=True):
             structure = h._level_structure()
             leaves = structure.groups[0]
-            hist = np.bincount(codes0, weights=self.weight, minlength=leaves)
+            hist = (
+                np.bincount(codes0, minlength=leaves)
+                if self.unit_weights
+                else np.bincount(codes0, weights=self.weight, minlength=leaves)
+            )
             offset = float(hist @ np.log2(np.maximum(hist, 1)))
             losses, logs, gen, ent = [], [], [], []
             for c, g, size in zip(
@@ -397,7 +406,7 @@ class Problem:
         self.log_count_table = np.concatenate(
             [lv for logs in self.group_log_count for lv in logs]
         )
-        starts = np.cumsum([0] + [len(lv) for lv, _ in per_group])
+        starts = list(itertools.accumulate([len(lv) for lv, _ in per_group], initial=0))
         self.table_start: list[list[int]] = []
         k = 0
         for losses in self.group_loss:
@@ -485,7 +494,10 @@ class Problem:
         classes = np.take(source.classes, first, axis=1)
         for j, column in mapped.items():
             classes[j] = column[first]
-        size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
+        if source.size is self.weight and self.unit_weights:
+            size = np.bincount(merged, minlength=n_classes)  # the records, one each
+        else:
+            size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
             cls, sens, count = _pairs(
                 merged[source.cls], source.sens, source.count, n_classes, self.sens_span
