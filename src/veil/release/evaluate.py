@@ -7,13 +7,18 @@ original and released records of a deterministic sample of partitions, evenly sp
 and holding about :data:`REPORT_ROWS` records (every partition in memory). The report
 compares those records: it is as confidential as the raw data and goes to the
 custodian folder, never beside the release.
+
+Risk after release is measured on what an attacker can match (:func:`attacker_keys`):
+the quasi-identifiers released as they are or generalized. A noised one (local DP) or a
+pseudonymized one is no class key: its released value is not the one the attacker
+knows, and counting it as exact would report records as unique on their noise.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -23,13 +28,40 @@ from veil.release.plan import Plan
 from veil.release.steps.base import RECORDS, record_counts
 from veil.risk import summary as risk_summary
 
-__all__ = ["REPORT_ROWS", "Evaluation", "build_report"]
+__all__ = ["REPORT_ROWS", "Evaluation", "attacker_keys", "build_report"]
 
 REPORT_ROWS = 50_000
 """Records of the sample a report is built from (at least one partition)."""
 
 # The risk threshold of the records' risk summary (the report's).
 _RISK_THRESHOLD = 0.2
+# Treatments whose released values are not the ones an attacker knows.
+_NOT_KEYS: Final[frozenset[str]] = frozenset(
+    {"laplace", "gaussian", "exponential", "randomized_response", "hmac", "token", "ff1", "redact"}
+)
+
+
+def attacker_keys(plan: Plan, qis: Sequence[str]) -> list[str]:
+    """The quasi-identifiers of ``qis`` an attacker can match exactly in the release.
+
+    Those released as they are or generalized; a noised (local-DP) or pseudonymized
+    quasi-identifier is left out. No privacy cost: it reads the plan only.
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan.
+    qis : sequence of str
+        The released quasi-identifiers.
+
+    Returns
+    -------
+    list of str
+        The class keys, in the order of ``qis``.
+    """
+    return [
+        q for q in qis if q not in plan.columns or plan.columns[q].treatment.method not in _NOT_KEYS
+    ]
 
 
 def _risk(frame: pd.DataFrame, qis: list[str]) -> dict[str, Any]:
@@ -58,10 +90,22 @@ class Evaluation:
         The input's partitions and records.
     report : bool
         Whether a report sample is kept.
+    keys : list of str, optional
+        The quasi-identifiers the risk after release is measured on (default all of
+        ``risk_qis``); :func:`attacker_keys` gives those an attacker can match.
     """
 
-    def __init__(self, risk_qis: list[str], partitions: int, rows: int, report: bool) -> None:
+    def __init__(
+        self,
+        risk_qis: list[str],
+        partitions: int,
+        rows: int,
+        report: bool,
+        *,
+        keys: Sequence[str] | None = None,
+    ) -> None:
         self.risk_qis = risk_qis
+        self.keys = list(risk_qis) if keys is None else [q for q in risk_qis if q in set(keys)]
         self.partitions = partitions
         self.rows = rows
         self.sample = _sample_partitions(partitions, rows) if report else set()
@@ -101,12 +145,17 @@ class Evaluation:
         """Risk before and after on every record (None when no risk is measured)."""
         if not self.risk_qis:
             return None
-        qis = self.risk_qis
-        return {
+        qis, keys = self.risk_qis, self.keys
+        # Counts per combination of every quasi-identifier sum to counts per key.
+        result = {
             "before": _risk(_sum_counts(self._before, qis), qis),
-            "after": _risk(_sum_counts(self._after, qis), qis),
+            "after": _risk(_sum_counts(self._after, keys), keys) if keys else {},
             "computed_on": computed_on,
         }
+        left_out = [q for q in qis if q not in keys]
+        if left_out:
+            result["not_class_keys"] = left_out
+        return result
 
     def sample_note(self) -> str | None:
         """What the report sample covers, or None when it holds every record."""

@@ -1,17 +1,24 @@
 """The HTML report of a release: one self-contained page to review before publishing.
 
 :func:`build_report` compares the original table with its release and reads the run's
-manifest: summary, privacy ledger, re-identification risk before and after, per-column
-distributions, divergences, correlation loss, machine-learning utility, location maps,
-warnings and what is not protected. Plots are PNG images embedded as ``data:`` URIs
-(matplotlib, Agg backend) and the style sheet is inline, so the page needs no network
-and no other file. :func:`write_report` writes it atomically.
+manifest. It opens with a verdict in plain words (what was protected and how, the cost
+per record, what is left at risk, what is not protected, and the findings that need
+attention, each with what to change), then shows the figures behind it: the privacy
+ledger, re-identification risk on what an attacker can match, per-column distributions
+drawn as their type, divergences, correlation loss, machine-learning utility, location
+maps, warnings (the release's apart from the libraries'), what is not protected, the
+run's details and the definition of every measure. Plots are PNG images embedded as
+``data:`` URIs (matplotlib, Agg backend) and the style sheet is inline, so the page
+needs no network and no other file. :func:`write_report` writes it atomically.
 
 The sections are built by private submodules, each importing only those listed before it:
-``page`` (HTML skeleton, escaping, tables), ``plots`` (matplotlib figures), ``ledger``
-(the manifest's per-column entries), ``context`` (checked inputs, row matching, samples),
-then one module per group of sections: ``summary``, ``risk``, ``distributions``,
-``utility`` (correlation and machine learning) and ``maps``.
+``page`` (HTML skeleton, escaping, tables), ``plots`` (matplotlib figures), ``glossary``
+(what each measure means), ``kinds`` (what a column holds), ``ledger`` (the manifest's
+per-column entries), ``levels`` (generalization levels in words), ``context`` (checked
+inputs, treatments, row matching, samples), ``treatments`` (what was done to a column,
+in words), then one module per group of sections: ``summary``, ``risk``,
+``distributions``, ``divergence``, ``utility`` (correlation and machine learning),
+``maps``, ``findings`` and ``verdict``.
 """
 
 from __future__ import annotations
@@ -22,15 +29,28 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from veil.atomic import write_text_atomic
-from veil.errors import DataTypeError
+from veil.errors import DataTypeError, VeilError
 from veil.release.report.context import _check_metrics, _columns_of, _Context, _location_pairs
-from veil.release.report.distributions import _distribution_section, _divergence_section
+from veil.release.report.distributions import _distribution_section
+from veil.release.report.divergence import (
+    _divergence_section,
+    _DivergenceReview,
+    _review_divergence,
+)
+from veil.release.report.findings import _findings
+from veil.release.report.glossary import _glossary_section
 from veil.release.report.ledger import _ledger_section
 from veil.release.report.maps import _map_section
-from veil.release.report.page import _page
-from veil.release.report.risk import _risk_section
-from veil.release.report.summary import _summary_section, _unprotected_section, _warnings_section
+from veil.release.report.page import _p, _page
+from veil.release.report.risk import _review_risk, _risk_section
+from veil.release.report.summary import (
+    _details_section,
+    _listed_warnings,
+    _unprotected_section,
+    _warnings_section,
+)
 from veil.release.report.utility import _correlation_section, _ml_section
+from veil.release.report.verdict import _findings_section, _verdict_section
 from veil.rng import RngLike, resolve_rng
 
 if TYPE_CHECKING:
@@ -172,20 +192,38 @@ def build_report(
     )
     generator = resolve_rng(rng) if needs_rng else None
 
+    risk = (
+        _review_risk(ctx=context, qis=qis, sensitive=sensitive_columns)
+        if "risk" in wanted
+        else None
+    )
+    divergence: _DivergenceReview | None = None
+    divergence_error: str | None = None
+    if "divergence" in wanted or "distributions" in wanted:
+        try:
+            divergence = _review_divergence(context)
+        except (VeilError, ValueError, TypeError) as exc:
+            divergence_error = str(exc)
+    findings = _findings(context, risk, divergence, _listed_warnings(manifest) or [])
+
     sections: list[tuple[str, str, str]] = [
-        ("summary", "Summary", _summary_section(context)),
+        ("verdict", "Verdict", _verdict_section(context, risk, findings)),
+        ("attention", "Needs attention", _findings_section(findings)),
     ]
     ledger = _ledger_section(manifest)
     if ledger is not None:
         sections.append(("ledger", "Privacy ledger", ledger))
-    if "risk" in wanted:
-        sections.append(
-            ("risk", "Re-identification risk", _risk_section(context, qis, sensitive_columns))
-        )
+    if risk is not None:
+        sections.append(("risk", "Re-identification risk", _risk_section(context, risk)))
     if "distributions" in wanted:
         sections.append(("distributions", "Distributions", _distribution_section(context)))
     if "divergence" in wanted:
-        sections.append(("divergence", "Divergences", _divergence_section(context)))
+        body = (
+            _divergence_section(divergence)
+            if divergence is not None
+            else _p(f"Not computed: {divergence_error}", "error")
+        )
+        sections.append(("divergence", "Divergences", body))
     if "correlation" in wanted:
         sections.append(("correlation", "Correlation loss", _correlation_section(context)))
     if with_ml and target is not None and generator is not None:
@@ -200,6 +238,8 @@ def build_report(
     unprotected = _unprotected_section(manifest)
     if unprotected is not None:
         sections.append(("unprotected", "What is not protected", unprotected))
+    sections.append(("details", "Run details", _details_section(context)))
+    sections.append(("definitions", "Definitions", _glossary_section()))
     return _page(title, sections)
 
 

@@ -1,5 +1,6 @@
 """The inputs of the release report: the checked arguments, the two tables with
-their shared columns, how their rows match, and the systematic samples the sections draw.
+their shared columns, what the manifest says was done to each column, how their rows
+match, and the systematic samples the sections draw.
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from veil.errors import ColumnError, ParameterError
-from veil.release.report.ledger import _treatments
+from veil.release.report.kinds import _is_number
+from veil.release.report.ledger import _ledger_entries
 
 # A column with more distinct values than this share of its rows (and more than 50) is
 # identifier-like: its values are never drawn, only counted.
 _IDENTIFIER_SHARE: Final[float] = 0.5
 _IDENTIFIER_MIN_VALUES: Final[int] = 50
+# Treatments that randomize values (local DP): a noised value is no class key.
+_NOISE: Final[frozenset[str]] = frozenset(
+    {"laplace", "gaussian", "exponential", "randomized_response"}
+)
+# Treatments that replace values by keyed pseudonyms, tokens or a redaction mark.
+_PSEUDONYMS: Final[frozenset[str]] = frozenset({"hmac", "token", "ff1", "redact"})
 # The measured sections build_report can be asked for (a plan's evaluation.metrics).
 _METRICS: Final[tuple[str, ...]] = (
     "risk",
@@ -46,7 +53,17 @@ class _Context:
         self.location_columns = {c for pair in pairs for c in pair}
         self.pairs = pairs
         self.shared = [c for c in original.columns if c in released.columns]
-        self.treatments = _treatments(manifest)
+        self.steps: dict[str, Mapping[str, Any]] = dict(_ledger_entries(manifest))
+        self.treatments = {
+            name: str(entry.get("treatment", entry.get("step", "")) or "")
+            for name, entry in self.steps.items()
+        }
+        plan = manifest.get("plan")
+        self.plan: Mapping[str, Any] = plan if isinstance(plan, Mapping) else {}
+        anonymization = manifest.get("anonymization")
+        self.anonymization: Mapping[str, Any] = (
+            anonymization if isinstance(anonymization, Mapping) else {}
+        )
         self._identifier: dict[Hashable, bool] = {}
         self._matched: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._matched_done = False
@@ -64,6 +81,43 @@ class _Context:
                     )
             self._identifier[column] = any(flags)
         return self._identifier[column]
+
+    def method(self, column: Hashable) -> str:
+        """The treatment the manifest records for ``column`` ("" when it records none)."""
+        return self.treatments.get(str(column), "")
+
+    def noised(self, column: Hashable) -> bool:
+        """Whether the column's values were randomized (local DP)."""
+        return self.method(column) in _NOISE
+
+    def pseudonymized(self, column: Hashable) -> bool:
+        """Whether the column's values were replaced by pseudonyms, tokens or a mark."""
+        return self.method(column) in _PSEUDONYMS
+
+    def parameters(self, column: Hashable) -> Mapping[str, Any]:
+        """The treatment parameters the manifest records for ``column``."""
+        entry = self.steps.get(str(column), {})
+        parameters = entry.get("parameters")
+        return parameters if isinstance(parameters, Mapping) else {}
+
+    def anonymized(self) -> list[str]:
+        """The quasi-identifiers the plan's table anonymization generalizes."""
+        section = self.plan.get("anonymization")
+        if isinstance(section, Mapping) and isinstance(section.get("quasi_identifiers"), Mapping):
+            return [str(q) for q in section["quasi_identifiers"]]
+        levels = self.anonymization.get("levels")
+        return [str(q) for q in levels] if isinstance(levels, Mapping) else []
+
+    def k(self) -> int | None:
+        """The k of the plan's k-anonymity model, if it has one."""
+        section = self.plan.get("anonymization")
+        models = section.get("models") if isinstance(section, Mapping) else None
+        for model in models if isinstance(models, list) else []:
+            if isinstance(model, Mapping):
+                k = model.get("k", model.get("k_anonymity"))
+                if isinstance(k, int) and not isinstance(k, bool):
+                    return k
+        return None
 
     def matched(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
         """Original and released rows in matching order (fresh indexes), or None."""
@@ -132,10 +186,6 @@ def _match_rows(
 
 def _fresh(index: pd.Index[Any]) -> bool:
     return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
-
-
-def _is_number(series: pd.Series[Any]) -> bool:
-    return bool(is_numeric_dtype(series.dtype)) and not is_bool_dtype(series.dtype)
 
 
 def _systematic(n: int, limit: int) -> npt.NDArray[np.int64]:

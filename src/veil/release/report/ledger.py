@@ -24,12 +24,29 @@ def _ledger_entries(manifest: Mapping[str, Any]) -> list[tuple[str, Mapping[str,
     return out
 
 
-def _treatments(manifest: Mapping[str, Any]) -> dict[str, str]:
-    """Column name -> treatment, from the manifest's per-column entries."""
-    return {
-        name: _text(entry.get("treatment", entry.get("step", "")))
-        for name, entry in _ledger_entries(manifest)
-    }
+def _parameters(parameters: Any) -> str:
+    """A step's parameters in one line, without the method (the treatment column has it)."""
+    if not isinstance(parameters, Mapping):
+        return _describe(parameters) if parameters else "—"
+    parts = []
+    for key, value in parameters.items():
+        if key == "method" or value is None:
+            continue
+        if key == "models" and isinstance(value, list):
+            value = ", ".join(
+                _text(m.get("model"))
+                + "("
+                + ", ".join(f"{k}={_text(v)}" for k, v in m.items() if k != "model")
+                + ")"
+                if isinstance(m, Mapping)
+                else _text(m)
+                for m in value
+            )
+        elif isinstance(value, (list, tuple)):
+            value = ", ".join(_fmt(v) for v in value)
+            value = f"[{value}]"
+        parts.append(f"{str(key).replace('_', ' ')} = {_fmt(value)}")
+    return "; ".join(parts) or "—"
 
 
 def _describe_cost(cost: Any) -> str:
@@ -64,15 +81,19 @@ def _ledger_section(manifest: Mapping[str, Any]) -> str | None:
     for name, entry in entries:
         row: list[Any] = [name]
         if show_role:
-            row.append(_text(entry.get("role")) or "—")
-        parameters = entry.get("parameters")
-        row.append(_text(entry.get("treatment", entry.get("step"))) or "—")
-        row.append(_describe(parameters) if parameters else "—")
+            row.append(_text(entry.get("role")).replace("_", " ") or "—")
+        treatment = _text(entry.get("treatment", entry.get("step"))) or "—"
+        row.append("generalized" if treatment == "quasi-identifier" else treatment)
+        row.append(_parameters(entry.get("parameters")))
         row.append(_describe_cost(entry.get("cost")))
         if show_guarantee:
             row.append(_text(entry.get("guarantee")) or "—")
         rows.append(row)
-    return _table(header, rows) + _p(
-        "Costs compose sequentially per record: the totals per notion are in the summary.",
+    widths = [14] + ([10] if show_role else []) + [12, 26, 16]
+    widths += [22] if show_guarantee else []
+    scale = 100 / sum(widths)
+    return _table(header, rows, widths=[round(w * scale) for w in widths]) + _p(
+        "Costs compose sequentially per record (the costs of a record's columns add up): "
+        "the totals per notion are in the verdict and the run details.",
         "muted",
     )

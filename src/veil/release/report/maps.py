@@ -14,7 +14,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DataTypeError
-from veil.release.report.context import _Context, _is_number, _systematic
+from veil.release.report.context import _Context, _systematic
+from veil.release.report.glossary import _explained
+from veil.release.report.kinds import _is_number
 from veil.release.report.page import _attempt, _e, _p, _pct, _table
 from veil.release.report.plots import (
     _ORIGINAL_COLOUR,
@@ -199,4 +201,5 @@ def _location_measures(
             "released point to the nearest one (veil.geo.evaluate).",
             "muted",
         )
+        + _explained(["linkage", "displacement", "spatial-k"])
     )

@@ -1,6 +1,11 @@
 """The HTML of the release report: the page skeleton (inline style sheet and a
 Content-Security-Policy that allows only inline styles and ``data:`` images), escaping,
 and the text and table formatting every section uses.
+
+Tables fit the page at any width: they never grow wider than the text column, and long
+cells wrap (``overflow-wrap: anywhere``) instead of pushing a column off the edge. Links
+to definitions elsewhere are plain anchors: following one is the reader's choice, the
+page itself loads nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import numpy as np
 from veil.errors import VeilError
 
 _CSS: Final[str] = """
+*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;
 background:#fafafa;line-height:1.45}
 header{background:#263238;color:#fff;padding:1.2em 2em}
@@ -25,23 +31,49 @@ nav a{margin-right:1.1em;color:#263238;text-decoration:none;font-size:.92em}
 main{padding:0 2em 3em 2em;max-width:1200px}
 section{margin-top:2em}
 h2{border-bottom:2px solid #cfd8dc;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em;background:#fff}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em;background:#fff;max-width:100%}
+table.full{width:100%}
 th,td{border:1px solid #cfd8dc;padding:.3em .6em;text-align:left;vertical-align:top}
-th{background:#eceff1}
+td{overflow-wrap:anywhere}
+th{background:#eceff1;overflow-wrap:break-word}
+table.fixed{table-layout:fixed}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .notice{background:#fff8e1;border-left:4px solid #ffb300;padding:.6em 1em;margin-top:1.2em}
+.verdict{background:#fff;border:1px solid #cfd8dc;padding:.4em 1.2em 1em 1.2em}
+.verdict h3{margin:.8em 0 .3em 0;font-size:1.05em}
+.verdict ul{margin:.2em 0;padding-left:1.3em}
+.flag{border-left:4px solid #c62828;background:#ffebee;padding:.4em .8em;margin:.4em 0;
+list-style:none}
+.ok{border-left:4px solid #2e7d32;background:#e8f5e9;padding:.4em .8em;margin:.4em 0}
+ul.flags{padding-left:0}
+.change{display:block;margin-top:.2em}
 .error{color:#b71c1c}
 .muted{color:#607d8b;font-size:.9em}
+ul.defs{color:#455a64;font-size:.88em;margin:.3em 0;padding-left:1.2em}
+dl.glossary dt{font-weight:600;margin-top:.6em}
+dl.glossary dd{margin:0 0 0 1.2em}
 .grid{display:flex;flex-wrap:wrap;gap:1em}
-figure{margin:0;background:#fff;border:1px solid #cfd8dc;padding:.4em}
+figure{margin:0;background:#fff;border:1px solid #cfd8dc;padding:.4em;max-width:100%}
 figcaption{font-size:.88em;color:#37474f;max-width:480px}
 img{max-width:100%;height:auto;display:block}
-code{background:#eceff1;padding:0 .2em}
+code{background:#eceff1;padding:0 .2em;overflow-wrap:anywhere}
+details{margin:.6em 0}
 """
+
+
+class _Raw(str):
+    """Markup built by the report itself from escaped parts: table cells keep it as is."""
+
+    __slots__ = ()
 
 
 def _e(value: Any) -> str:
     return html.escape(_text(value), quote=True)
+
+
+def _link(anchor: str, text: str) -> _Raw:
+    """An in-page link to ``#anchor`` (a definition or a section)."""
+    return _Raw(f'<a href="#{html.escape(anchor, quote=True)}">{html.escape(text)}</a>')
 
 
 def _text(value: Any) -> str:
@@ -78,6 +110,26 @@ def _pct(value: float | None) -> str:
     return f"{100.0 * value:.2f} %"
 
 
+def _share(value: float) -> str:
+    """A share in plain words: ``43 %``, ``0.4 %``, ``0 %``."""
+    if not math.isfinite(value):
+        return "—"
+    percent = 100.0 * value
+    if percent == 0 or percent >= 10:
+        return f"{percent:.0f} %"
+    return f"{percent:.2g} %"
+
+
+def _names(values: Sequence[Any], limit: int = 12) -> str:
+    """Column names or values as a short list in words: ``a, b and c``."""
+    items = [_text(v) for v in values]
+    if len(items) > limit:
+        items = [*items[:limit], f"{len(values) - limit} more"]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _describe(value: Any) -> str:
     """A manifest value as one line of text."""
     if isinstance(value, Mapping):
@@ -94,19 +146,38 @@ def _describe(value: Any) -> str:
     return _fmt(value)
 
 
-def _table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = []
-    for row in rows:
-        cells = []
-        for value in row:
-            numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-                value, (bool, np.bool_)
-            )
-            cls = ' class="num"' if numeric else ""
-            cells.append(f"<td{cls}>{html.escape(_fmt(value), quote=True)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def _cell(value: Any) -> str:
+    if isinstance(value, _Raw):
+        return f"<td>{value}</td>"
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    cls = ' class="num"' if numeric else ""
+    return f"<td{cls}>{html.escape(_fmt(value), quote=True)}</td>"
+
+
+def _table(
+    header: Sequence[Any],
+    rows: Sequence[Sequence[Any]],
+    *,
+    full: bool = False,
+    widths: Sequence[int] | None = None,
+) -> str:
+    """An HTML table.
+
+    ``full`` spans the text column (for tables with long text cells); ``widths`` (percent
+    per column) fixes the layout, so that no column can push another off the page.
+    """
+    head = "".join(f"<th>{h if isinstance(h, _Raw) else _e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+    classes = (["full"] if full or widths else []) + (["fixed"] if widths else [])
+    cls = f' class="{" ".join(classes)}"' if classes else ""
+    cols = (
+        "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
+        if widths
+        else ""
+    )
+    return f"<table{cls}>{cols}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _p(text: str, cls: str | None = None) -> str:

@@ -24,6 +24,8 @@ FloatArray = npt.NDArray[np.float64]
 
 # Categories drawn per categorical column; the rest are summed into one bar.
 _TOP_CATEGORIES: Final[int] = 12
+# Bars drawn for values in their own order (codes, intervals); the rest form one bar.
+_ORDERED_BARS: Final[int] = 30
 _HISTOGRAM_BINS: Final[int] = 30
 _DPI: Final[int] = 80
 _ORIGINAL_COLOUR: Final[str] = "#7f7f7f"
@@ -51,11 +53,12 @@ def _img(fig: Figure, alt: str) -> str:
 
 def _label(value: Any, width: int = 28) -> str:
     """Text safe for a matplotlib label: short, and no mathtext ($)."""
-    text = (
-        "(missing)"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else str(value)
-    )
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        text = "(missing)"
+    elif isinstance(value, (float, np.floating)) and float(value).is_integer():
+        text = str(int(value))  # a code read as a float: 1.0 -> 1
+    else:
+        text = str(value)
     if len(text) > width:
         text = text[: width - 1] + "…"
     return text.replace("$", r"\$")
@@ -90,18 +93,29 @@ def _histogram(ax: Axes, samples: Sequence[tuple[FloatArray, str, str]], edges: 
     ax.set_ylabel("share of rows")
 
 
-def _category_shares(series: pd.Series[Any], as_text: bool) -> pd.Series[Any]:
-    values = series.astype(str).where(series.notna(), None) if as_text else series
-    counts = values.value_counts(dropna=False)
+def _category_shares(series: pd.Series[Any]) -> pd.Series[Any]:
+    counts = series.value_counts(dropna=False)
     return counts / max(len(series), 1)
 
 
-def _bars(ax: Axes, samples: Sequence[tuple[pd.Series[Any], str, str]]) -> None:
-    """Horizontal bars of the most frequent categories, side by side per sample."""
+def _bars(
+    ax: Axes,
+    samples: Sequence[tuple[pd.Series[Any], str, str]],
+    order: Sequence[Any] | None = None,
+) -> None:
+    """Horizontal bars per category, side by side per sample.
+
+    Without ``order``, the most frequent categories come first; with it (codes in value
+    order, intervals in interval order) the values keep that order.
+    """
     shares = pd.concat([s for s, _, _ in samples], axis=1).fillna(0.0)
-    order = shares.max(axis=1).sort_values(ascending=False, kind="stable").index
-    top = list(order[:_TOP_CATEGORIES])
-    rest = order[_TOP_CATEGORIES:]
+    if order is None:
+        ranked = shares.max(axis=1).sort_values(ascending=False, kind="stable").index
+        top, rest = list(ranked[:_TOP_CATEGORIES]), ranked[_TOP_CATEGORIES:]
+    else:
+        listed = [v for v in order if v in shares.index]
+        listed += [v for v in shares.index if v not in set(listed)]  # missing, unmatched
+        top, rest = listed[:_ORDERED_BARS], pd.Index(listed[_ORDERED_BARS:])
     k = len(samples)
     height = 0.8 / k
     labels = [_label(v) for v in top]

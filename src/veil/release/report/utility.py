@@ -17,7 +17,9 @@ from veil.metrics import correlation_loss
 # From the submodule, as the geo tests do: pytest's importlib mode, collecting the module
 # for its doctests, rebinds the package attribute ``veil.metrics.ml_utility`` to it.
 from veil.metrics.ml_utility import ml_utility
-from veil.release.report.context import _Context, _fresh, _is_number, _systematic
+from veil.release.report.context import _Context, _fresh, _systematic
+from veil.release.report.glossary import _explained
+from veil.release.report.kinds import _is_number
 from veil.release.report.page import _attempt, _p, _table
 from veil.release.report.plots import FloatArray, _figure, _img, _label
 
@@ -65,12 +67,16 @@ def _correlation_section(ctx: _Context) -> str:
 
     def build() -> str:
         loss = correlation_loss(before, after, features=columns)
-        return _table(["measure", "value"], [("correlation loss (%)", loss)]) + _p(
-            "Mean absolute change of the pairwise Pearson correlations, as a percentage "
-            "of their mean absolute value in the original (0 = preserved, 200 = every "
-            "sign flipped). Categorical columns enter as codes of first appearance "
-            "(trasgoDP's definition).",
-            "muted",
+        return (
+            _table(["measure", "value"], [("correlation loss (%)", loss)])
+            + _p(
+                "Mean absolute change of the pairwise Pearson correlations, as a percentage "
+                "of their mean absolute value in the original (0 = preserved, 200 = every "
+                "sign flipped). Categorical columns enter as codes of first appearance "
+                "(trasgoDP's definition).",
+                "muted",
+            )
+            + _explained(["correlation-loss"])
         )
 
     figure = functools.partial(_correlation_figure, before, after, columns)
@@ -147,7 +153,7 @@ def _ml_section(ctx: _Context, target: Hashable, generator: np.random.Generator)
                 f" The measure uses a systematic sample of {len(original):,} of the "
                 f"{len(ctx.original):,} original records (every k-th row)."
             )
-        return _p(text) + table
+        return _p(text) + table + _explained(["ml-utility"])
 
     return _attempt(build)
 

@@ -1,0 +1,238 @@
+"""What each figure of the release report means: one line beside the figure, and a
+definition with its reference at the end of the page.
+
+Every measure the report shows has an entry here. :func:`_explained` lists the one-line
+meanings under a table, each linking to its definition in the page's glossary
+(:func:`_glossary_section`), which names the paper or book the definition comes from and
+links to it. The page stays self-contained: the definitions are in the page, the links
+are only there to follow.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from veil.release.report.page import _link, _Raw
+
+
+@dataclass(frozen=True)
+class _Term:
+    name: str
+    line: str
+    reference: str
+    url: str | None = None
+
+
+_EL_EMAM: Final[tuple[str, str]] = (
+    'K. El Emam and F. K. Dankar, "Protecting privacy using k-anonymity", Journal of the '
+    "American Medical Informatics Association 15(5), 627-637, 2008",
+    "https://doi.org/10.1197/jamia.M2716",
+)
+_MACHANAVAJJHALA: Final[tuple[str, str]] = (
+    'A. Machanavajjhala, D. Kifer, J. Gehrke and M. Venkitasubramaniam, "l-Diversity: '
+    'privacy beyond k-anonymity", ACM Transactions on Knowledge Discovery from Data 1(1), '
+    "article 3, 2007",
+    "https://doi.org/10.1145/1217299.1217302",
+)
+_ZANDBERGEN: Final[tuple[str, str]] = (
+    'P. A. Zandbergen, "Ensuring confidentiality of geocoded health data: assessing '
+    'geographic masking strategies for individual-level data", Advances in Medicine 2014, '
+    "article 567049",
+    "https://doi.org/10.1155/2014/567049",
+)
+_TRASGODP: Final[tuple[str, str]] = (
+    'J. Sáinz-Pardo Díaz and Á. López García, "trasgoDP: an open source framework for '
+    'releasing noised tabular microdata under local differential privacy", '
+    "arXiv:2607.22230, 2026",
+    "https://arxiv.org/abs/2607.22230",
+)
+_HITTMEIR: Final[str] = (
+    'J. Hittmeir, A. Ekelhart and R. Mayer, "Utility and privacy assessments of synthetic '
+    'data for regression tasks", IEEE International Conference on Big Data, 2019'
+)
+
+_TERMS: Final[dict[str, _Term]] = {
+    "class": _Term(
+        "equivalence class",
+        "the records that share one combination of quasi-identifier values; an attacker "
+        "who knows a person's values can narrow them down to their class, not further.",
+        *_EL_EMAM,
+    ),
+    "sample-uniques": _Term(
+        "sample uniques",
+        "records alone in their class: whoever knows their quasi-identifiers finds them.",
+        'C. Skinner and M. Elliot, "A measure of disclosure risk for microdata", Journal '
+        "of the Royal Statistical Society B 64(4), 855-867, 2002",
+        "https://doi.org/10.1111/1467-9868.00365",
+    ),
+    "prosecutor": _Term(
+        "prosecutor risk",
+        "1 / the size of a record's class: the chance that an attacker who knows the "
+        "person is in the table picks their record.",
+        *_EL_EMAM,
+    ),
+    "journalist": _Term(
+        "journalist risk",
+        "the prosecutor risk when the attacker does not know whether the person is in the "
+        "table; it needs the population (a sampling fraction).",
+        *_EL_EMAM,
+    ),
+    "marketer": _Term(
+        "marketer risk",
+        "the share of records an attacker re-identifies on average when linking the whole "
+        "table (the mean prosecutor risk).",
+        *_EL_EMAM,
+    ),
+    "k-anonymity": _Term(
+        "k-anonymity",
+        "every class holds at least k records, so each record hides among k - 1 others "
+        "on the quasi-identifiers it lists (and only those).",
+        'L. Sweeney, "k-Anonymity: a model for protecting privacy", International Journal '
+        "of Uncertainty, Fuzziness and Knowledge-Based Systems 10(5), 557-570, 2002",
+        "https://doi.org/10.1142/S0218488502001648",
+    ),
+    "homogeneity": _Term(
+        "attribute disclosure (homogeneity)",
+        "a class where one sensitive value covers at least 80 % of the records reveals that "
+        "value for anyone known to be in the class, without finding their record. It is "
+        "real disclosure when the value's share in the class exceeds its share in the "
+        "whole table by 20 points or more; otherwise the class only repeats the base rate "
+        "(what anyone guesses from the table as a whole).",
+        *_MACHANAVAJJHALA,
+    ),
+    "ldp": _Term(
+        "local differential privacy (ε per record)",
+        "each released value is randomized on its own, so that any two true values of one "
+        "record give the same output with probabilities within a factor e^ε; the costs of "
+        "a record's columns add up.",
+        'S. P. Kasiviswanathan, H. K. Lee, K. Nissim, S. Raskhodnikova and A. Smith, "What '
+        'can we learn privately?", SIAM Journal on Computing 40(3), 793-826, 2011',
+        "https://doi.org/10.1137/090756090",
+    ),
+    "geo-ind": _Term(
+        "geo-indistinguishability (ε per metre)",
+        "two true locations d metres apart give the same released point with probabilities "
+        "within a factor e^(ε d): nearby places are hard to tell apart, far ones are not.",
+        "M. E. Andrés, N. E. Bordenabe, K. Chatzikokolakis and C. Palamidessi, "
+        '"Geo-indistinguishability: differential privacy for location-based systems", ACM '
+        "CCS 2013, 901-914",
+        "https://doi.org/10.1145/2508859.2516735",
+    ),
+    "composition": _Term(
+        "sequential composition",
+        "the privacy costs of the steps that touch one record add up: the ledger's total "
+        "per record is the guarantee of the release as a whole.",
+        'C. Dwork and A. Roth, "The algorithmic foundations of differential privacy", '
+        "Foundations and Trends in Theoretical Computer Science 9(3-4), 2014, Theorem 3.16",
+        "https://doi.org/10.1561/0400000042",
+    ),
+    "tvd": _Term(
+        "total variation distance (TVD)",
+        "half the sum of the absolute differences of the frequencies: the share of the "
+        "distribution that moved (0 unchanged, 1 nothing in common).",
+        "D. A. Levin, Y. Peres and E. L. Wilmer, Markov chains and mixing times, American "
+        "Mathematical Society, 2009, section 4.1",
+        "https://en.wikipedia.org/wiki/Total_variation_distance_of_probability_measures",
+    ),
+    "binned-tvd": _Term(
+        "TVD on bins",
+        "the TVD of a numeric column after cutting both sides into the same 20 bins (over "
+        "the public bounds when the column has some): noise moves values, and only this "
+        "version shows how far the shape of the distribution moved.",
+        "D. A. Levin, Y. Peres and E. L. Wilmer, Markov chains and mixing times, American "
+        "Mathematical Society, 2009, section 4.1 (applied to the binned frequencies)",
+        "https://en.wikipedia.org/wiki/Total_variation_distance_of_probability_measures",
+    ),
+    "js": _Term(
+        "Jensen-Shannon divergence",
+        "a symmetric, bounded (0 to ln 2 nats) divergence of the two frequency tables.",
+        'J. Lin, "Divergence measures based on the Shannon entropy", IEEE Transactions on '
+        "Information Theory 37(1), 145-151, 1991",
+        "https://doi.org/10.1109/18.61115",
+    ),
+    "kl": _Term(
+        "Kullback-Leibler divergence",
+        "the information lost when the release's frequencies stand for the original's; "
+        "infinite when the release never shows a value the original holds.",
+        'S. Kullback and R. A. Leibler, "On information and sufficiency", Annals of '
+        "Mathematical Statistics 22(1), 79-86, 1951",
+        "https://doi.org/10.1214/aoms/1177729694",
+    ),
+    "wasserstein": _Term(
+        "Wasserstein distance",
+        "how far, in the column's own unit, values must move on average to turn one "
+        "distribution into the other.",
+        'L. N. Vaserstein, "Markov processes over denumerable products of spaces, '
+        'describing large systems of automata", Problems of Information Transmission 5(3), '
+        "47-52, 1969",
+        "https://en.wikipedia.org/wiki/Wasserstein_metric",
+    ),
+    "correlation-loss": _Term(
+        "correlation loss",
+        "the mean absolute change of the pairwise correlations, as a percentage of their "
+        "mean absolute value in the original (0 preserved, 200 every sign flipped).",
+        *_TRASGODP,
+    ),
+    "ml-utility": _Term(
+        "machine-learning utility",
+        "a classifier trained on the release and one trained on the original are tested on "
+        "the same held-out original records; the gap is what the release lost for the task.",
+        _HITTMEIR,
+        None,
+    ),
+    "linkage": _Term(
+        "nearest-location linkage",
+        "an attacker who holds the true locations links each released point to the nearest "
+        "true one; the share linked to their own record is the re-identification rate.",
+        *_ZANDBERGEN,
+    ),
+    "spatial-k": _Term(
+        "spatial k",
+        "for a released point, how many true locations are at least as close to it as the "
+        "record's own: the crowd it hides in.",
+        *_ZANDBERGEN,
+    ),
+    "displacement": _Term(
+        "displacement",
+        "the distance in metres between a true location and its released version.",
+        *_ZANDBERGEN,
+    ),
+}
+
+
+def _anchor(key: str) -> str:
+    return f"def-{key}"
+
+
+def _term(key: str, text: str | None = None) -> _Raw:
+    """A link to the definition of ``key`` (its name, or ``text``)."""
+    return _link(_anchor(key), text if text is not None else _TERMS[key].name)
+
+
+def _meaning(key: str) -> str:
+    """The one-line meaning of ``key`` (plain text)."""
+    return _TERMS[key].line
+
+
+def _explained(keys: Iterable[str]) -> str:
+    """The one-line meanings of ``keys`` under a table, each linked to its definition."""
+    items = [f"<li>{_term(k)}: {html.escape(_TERMS[k].line)}</li>" for k in dict.fromkeys(keys)]
+    return f'<ul class="defs">{"".join(items)}</ul>' if items else ""
+
+
+def _glossary_section() -> str:
+    """Every definition with its reference (links open the source; nothing is loaded)."""
+    entries = []
+    for key, term in _TERMS.items():
+        source = html.escape(term.reference)
+        if term.url is not None:
+            url = html.escape(term.url, quote=True)
+            source += f' (<a href="{url}" rel="noopener noreferrer">{url}</a>)'
+        entries.append(
+            f'<dt id="{_anchor(key)}">{html.escape(term.name)}</dt>'
+            f'<dd>{html.escape(term.line)} <span class="muted">Source: {source}.</span></dd>'
+        )
+    return f'<dl class="glossary">{"".join(entries)}</dl>'
