@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from veil.errors import ParameterError
-from veil.release.intake import profile_csv, risk_guidance
+from veil.release.intake import profile_csv, read_header, risk_guidance
 
 
 def _csv(tmp_path: Path, text: str) -> Path:
@@ -89,9 +89,9 @@ def test_risk_guidance_names_identifiers_and_suggests_quasi_identifiers(
     path = tmp_path / "adult.csv"
     frame.to_csv(path, index=False)
     guidance = risk_guidance(profile_csv(path, rng=np.random.default_rng(0)))
-    assert {"column": "patient_id", "reason": "identifier"}.items() <= guidance.identifiers[
-        0
-    ].items()
+    assert {"column": "patient_id", "kind": "identifier", "uniqueness": 1.0}.items() <= (
+        guidance.identifiers[0].items()
+    )
     assert "patient_id" not in guidance.quasi_identifiers
     assert {"sex", "race"} <= set(guidance.quasi_identifiers)
     assert guidance.summary is not None and guidance.summary["n_records"] == 3000
@@ -100,3 +100,35 @@ def test_risk_guidance_names_identifiers_and_suggests_quasi_identifiers(
         and guidance.combinations[0]["unique_rate"] >= guidance.combinations[-1]["unique_rate"]
     )
     assert guidance.to_dict()["sample_rows"] == 3000
+
+
+def test_risk_guidance_finds_locations_and_personal_data_in_text(tmp_path: Path) -> None:
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "home_lat": np.linspace(40.0, 41.0, n),
+            "home_lon": np.linspace(-74.0, -73.0, n),
+            "note": [f"call me at person{i % 20}@example.org about the visit" for i in range(n)],
+            "sex": ["F", "M"] * (n // 2),
+            "score": np.arange(n) % 7,
+        }
+    )
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    guidance = risk_guidance(profile_csv(path, rng=np.random.default_rng(0)))
+    assert guidance.locations == [{"latitude": "home_lat", "longitude": "home_lon"}]
+    kinds = {d["column"]: d["kind"] for d in guidance.identifiers}
+    assert kinds == {"note": "free-text"}
+    assert "sex" in guidance.quasi_identifiers
+    roles = {r["column"]: r["role"] for r in guidance.roles}
+    assert roles["score"] == "sensitive" and roles["note"] == "identifier"
+
+
+def test_the_profile_reports_its_progress_and_the_header_reads_one_line(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "a,b\n" + "".join(f"{i},x\n" for i in range(250)))
+    seen: list[int] = []
+    profile_csv(path, rng=np.random.default_rng(0), chunk_rows=100, progress=seen.append)
+    assert seen == [100, 200, 250]
+    assert read_header(path) == ["a", "b"]
+    with pytest.raises(ParameterError, match="repeats the column names"):
+        read_header(_csv(tmp_path, "a,a\n1,2\n"))

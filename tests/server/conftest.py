@@ -8,9 +8,14 @@ here; each test gets a fresh database on it. Clients speak HTTPS to the in-proce
 from __future__ import annotations
 
 import io
+import os
 import secrets
+import socket
+import threading
+import time
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +156,15 @@ def upload(
     )
 
 
+def upload_profiled(site: Site, client: TestClient, data: bytes, name: str = "adult") -> int:
+    """Upload ``data`` and run its profile job, as a worker would; the dataset's id."""
+    response = upload(client, data, name=name)
+    assert response.status_code == 201, response.text
+    assert response.json()["profile_status"] == "pending"
+    assert site.work() == ["done"]
+    return int(response.json()["id"])
+
+
 @dataclass
 class Released:
     """A dataset with a plan, a committed release, and the release's state."""
@@ -164,7 +178,7 @@ class Released:
 def release_flow(site: Site, *, publish: bool) -> Released:
     """Carol uploads, plans and runs; with ``publish``, Cedric approves and Carol publishes."""
     carol = site.login("carol")
-    dataset = upload(carol, adult_csv()).json()["id"]
+    dataset = upload_profiled(site, carol, adult_csv())
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN})
     assert plan.status_code == 201, plan.text
     job = carol.post(f"/api/plans/{plan.json()['plan']}/versions/1/jobs", json={"kind": "run"})
@@ -176,3 +190,84 @@ def release_flow(site: Site, *, publish: bool) -> Released:
         assert site.login("cedric").post(f"/api/releases/{release}/approve").status_code == 200
         assert carol.post(f"/api/releases/{release}/publish").status_code == 200
     return Released(dataset, plan.json()["plan"], job.json()["id"], release)
+
+
+@pytest.fixture
+def artefacts(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where a browser test keeps its screenshots: ``$VEIL_TEST_ARTIFACTS/<test>``, else
+    the test's temporary folder (which pytest keeps for the last runs)."""
+    root = os.environ.get("VEIL_TEST_ARTIFACTS")
+    if not root:
+        return tmp_path
+    folder = Path(root) / request.node.name.replace("/", "_")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextmanager
+def serving(site: Site, *, worker: bool) -> Iterator[str]:
+    """``site`` served by uvicorn on a free loopback port (with a worker thread if asked)."""
+    import uvicorn
+
+    from veil.server.worker import run_worker
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(site.app, host="127.0.0.1", port=port, log_level="warning")
+    )
+    web = threading.Thread(target=server.run, daemon=True)
+    web.start()
+    stop = threading.Event()
+    runner = threading.Thread(
+        target=run_worker,
+        args=(site.platform.config, site.platform.keyring),
+        kwargs={"stop": stop},
+        daemon=True,
+    )
+    if worker:
+        runner.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop.set()
+        server.should_exit = True
+        web.join(timeout=10)
+        if worker:
+            runner.join(timeout=30)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Site]]:
+    """A platform on SQLite served on loopback, with a worker thread running its jobs."""
+    site = _site(tmp_path, None)
+    with serving(site, worker=True) as url:
+        yield url, site
+    site.platform.db.dispose()
+
+
+def sign_in(page: Any, url: str, username: str) -> None:
+    """Sign ``username`` in through the login form."""
+    page.goto(f"{url}/login")
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(PASSWORDS[username])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_selector("h1:has-text('Welcome')")
+
+
+def upload_in_browser(page: Any, name: str, path: Path) -> str:
+    """Upload ``path`` from the start page's link; wait for the profile (from the worker).
+
+    Returns the suggested quasi-identifiers as the risk summary shows them.
+    """
+    page.get_by_role("link", name="Upload a dataset").first.click()
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("CSV file").set_input_files(str(path))
+    page.get_by_role("button", name="Upload").click()
+    # The upload returns at once; the profile and risk summary arrive from the worker.
+    page.wait_for_selector("#suggested-qis", timeout=90_000)
+    return str(page.inner_text("#suggested-qis"))

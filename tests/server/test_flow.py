@@ -9,14 +9,22 @@ from sqlalchemy import select
 
 from veil.server.models import BudgetEntry
 
-from .conftest import PLAN, Site, adult_csv, release_flow, upload
+from .conftest import PLAN, Site, adult_csv, release_flow, upload, upload_profiled
 
 
 def test_upload_profiles_the_table_and_shows_the_risk_summary(site: Site) -> None:
     carol = site.login("carol")
     response = upload(carol, adult_csv(3000))
     assert response.status_code == 201
+    pending = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    # The request stored and checked the file; the profile comes from a worker.
+    assert pending["profile_status"] == "pending" and pending["profile"]["rows"] is None
+    assert [c["name"] for c in pending["profile"]["columns"]][:2] == ["age", "workclass"]
+    refused = carol.get(f"/api/datasets/{response.json()['id']}/plans/new")
+    assert refused.status_code == 409 and "profile is pending" in refused.text
+    assert site.work() == ["done"]
     dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    assert dataset["profile_status"] == "done"
     assert dataset["custody"] == "encrypted"
     assert dataset["profile"]["rows"] == 3000
     types = {c["name"]: c["type"] for c in dataset["profile"]["columns"]}
@@ -73,7 +81,7 @@ def test_the_dataset_ledger_counts_every_release_and_refuses_what_it_cannot_pay(
 
 def test_an_over_policy_plan_is_refused_and_nothing_is_stored(site: Site) -> None:
     oscar, carol = site.login("oscar"), site.login("carol")
-    dataset = upload(carol, adult_csv(500)).json()["id"]
+    dataset = upload_profiled(site, carol, adult_csv(500))
     assert (
         oscar.post("/api/policy", json={"max_ldp_epsilon": "1.0", "four_eyes": "on"}).status_code
         == 200
@@ -87,7 +95,7 @@ def test_an_over_policy_plan_is_refused_and_nothing_is_stored(site: Site) -> Non
 
 def test_policy_changed_after_queueing_is_checked_again_when_the_job_runs(site: Site) -> None:
     carol, oscar = site.login("carol"), site.login("oscar")
-    dataset = upload(carol, adult_csv(500)).json()["id"]
+    dataset = upload_profiled(site, carol, adult_csv(500))
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN}).json()
     job = carol.post(f"/api/plans/{plan['plan']}/versions/1/jobs", json={"kind": "run"}).json()
     assert oscar.post("/api/policy", json={"allowed_methods": "keep, drop"}).status_code == 200
@@ -99,7 +107,7 @@ def test_policy_changed_after_queueing_is_checked_again_when_the_job_runs(site: 
 
 def test_dry_run_gives_the_ledger_and_versions_diff(site: Site) -> None:
     carol = site.login("carol")
-    dataset = upload(carol, adult_csv(500)).json()["id"]
+    dataset = upload_profiled(site, carol, adult_csv(500))
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN}).json()[
         "plan"
     ]

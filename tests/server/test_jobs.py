@@ -16,7 +16,7 @@ from veil.server import ServerConfig, create_app, open_platform
 from veil.server.accounts import create_user
 from veil.server.models import BudgetEntry, Job
 
-from .conftest import PASSWORDS, PLAN, ROLES, Site, adult_csv, upload
+from .conftest import PASSWORDS, PLAN, ROLES, Site, adult_csv, upload_profiled
 
 _WORKER = """
 import sys
@@ -32,7 +32,7 @@ execute(platform.db, config, platform.keyring, job)
 
 def _queued_run(site: Site, rows: int) -> tuple[int, int]:
     carol = site.login("carol")
-    dataset = upload(carol, adult_csv(rows)).json()["id"]
+    dataset = upload_profiled(site, carol, adult_csv(rows))
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN}).json()
     job = carol.post(f"/api/plans/{plan['plan']}/versions/1/jobs", json={"kind": "run"}).json()
     return plan["plan"], job["id"]

@@ -123,6 +123,9 @@ def test_names_columns_and_categories_are_escaped(sqlite_site: Site) -> None:
     carol = sqlite_site.login("carol")
     data = f'age,"{XSS}",city\n30,"{XSS}",x\n40,b,"<img src=x onerror=alert(2)>"\n'.encode()
     dataset = upload(carol, data, name=f"name {XSS}").json()["id"]
+    pending = carol.get(f"/datasets/{dataset}")
+    assert XSS not in pending.text and "&lt;script&gt;" in pending.text
+    assert sqlite_site.work() == ["done"]
     page = carol.get(f"/datasets/{dataset}")
     assert page.status_code == 200
     assert XSS not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
@@ -153,7 +156,6 @@ def _bomb() -> bytes:
     ("data", "message"),
     [
         (b"", "file: is empty"),
-        (b"a,b\n1,2\n3,4,5\n", "not a valid CSV table"),
         (b"a,a\n1,2\n", "repeats the column names"),
         (b"PK\x03\x04rest-of-a-zip", "a zip archive"),
         (b"PAR1....", "a Parquet file"),
@@ -176,6 +178,25 @@ def test_bad_uploads_are_refused_naming_the_file_and_leave_nothing(
     assert verify(sqlite_site.platform).entries == before
 
 
+def test_a_file_the_profile_refuses_has_its_raw_data_deleted_and_says_why(
+    sqlite_site: Site,
+) -> None:
+    carol = sqlite_site.login("carol")
+    response = upload(carol, b"a,b\n1,2\n3,4,5\n")
+    # The request reads only the header; the malformed line is found by the profile job.
+    assert response.status_code == 201
+    assert sqlite_site.work() == ["failed"]
+    job = carol.get(f"/api/jobs/{response.json()['profile_job']}").json()["job"]
+    assert job["error"].startswith("file: not a valid CSV table")
+    dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    assert dataset["profile_status"] == "failed" and dataset["custody"] == "deleted"
+    assert "refused by its profile" in dataset["deletion_reason"]
+    assert _datasets_dir(sqlite_site) == []
+    page = carol.get(f"/datasets/{response.json()['id']}")
+    assert "The profile refused the file: file: not a valid CSV table" in page.text
+    assert carol.get(f"/datasets/{response.json()['id']}/plans/new").status_code == 409
+
+
 def test_an_oversized_upload_is_refused(tmp_path: Path) -> None:
     site = _site(tmp_path, None, max_upload_bytes=10_000)
     carol = site.login("carol")
@@ -188,6 +209,7 @@ def test_a_gzip_upload_is_accepted_and_decompressed(sqlite_site: Site) -> None:
     carol = sqlite_site.login("carol")
     response = upload(carol, gzip.compress(adult_csv(300)), filename="adult.csv.gz")
     assert response.status_code == 201
+    assert sqlite_site.work() == ["done"]
     assert (
         carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]["profile"]["rows"]
         == 300

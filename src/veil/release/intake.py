@@ -7,12 +7,12 @@ While it streams it keeps a uniform random sample of at most ``sample_size`` row
 row gets a key from the random stream and the rows with the smallest keys are kept, so
 every subset of that size is equally likely whatever the file's order).
 
-:func:`risk_guidance` looks at that sample: the columns that identify a record by
-themselves (:func:`veil.risk.find_carriers`: near-unique values, identifier names,
-addresses, personal data in text), the columns an attacker could know and link on
-(suggested quasi-identifiers: the other columns with few distinct values), the
-re-identification risk of those together (:func:`veil.risk.summary`) and of their small
-combinations (:func:`veil.risk.qi_scan`).
+:func:`risk_guidance` looks at that sample with :func:`veil.risk.suggest_roles`: the
+columns that identify a record by themselves (near-unique values, identifier names,
+addresses), free text holding personal data, latitude/longitude pairs, and the columns
+an attacker could know and link on (suggested quasi-identifiers, dates among them); then
+the re-identification risk of those together (:func:`veil.risk.summary`) and the
+riskiest of their small combinations.
 
 Everything here is computed from the raw records and is confidential to the custodian:
 none of it is a public domain or bound (a plan's bounds and domains must still come from
@@ -25,7 +25,6 @@ import csv
 import dataclasses
 import io
 import os
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -33,18 +32,23 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from veil.errors import ParameterError, PrivacyWarning
-from veil.risk import find_carriers, qi_scan, summary
+from veil.errors import ParameterError
+from veil.risk import suggest_roles, summary
 from veil.rng import RngLike, resolve_rng
 
-__all__ = ["ColumnProfile", "Profile", "RiskGuidance", "profile_csv", "risk_guidance"]
+__all__ = [
+    "ColumnProfile",
+    "Profile",
+    "RiskGuidance",
+    "profile_csv",
+    "read_header",
+    "risk_guidance",
+]
 
 Source = str | os.PathLike[str] | Callable[[], IO[bytes]]
 """A CSV file's path, or a function opening it as a binary stream (read from the start)."""
 
-_MAX_QI_DISTINCT = 200
-_MAX_SUGGESTED = 10
-_PROBE = "\x00veil-probe"
+_MAX_COMBINATIONS = 10
 
 
 @dataclass
@@ -154,6 +158,29 @@ def _header(open_file: Callable[[], IO[bytes]], sep: str, encoding: str) -> list
     return list(first)
 
 
+def read_header(source: Source, *, sep: str = ",", encoding: str = "utf-8") -> list[str]:
+    """The column names of a CSV file's header line, checked (reads only that line).
+
+    Parameters
+    ----------
+    source : path or callable
+        The file, or a function that opens it as a binary stream.
+    sep, encoding : str
+        CSV options.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ParameterError
+        The file is empty, the header is not ``encoding`` text or not CSV, a column
+        has no name, or a name is repeated.
+    """
+    return _header(_opener(source), sep, encoding)
+
+
 def _typed(sample: pd.DataFrame, columns: list[ColumnProfile]) -> pd.DataFrame:
     out: dict[str, Any] = {}
     for col in columns:
@@ -175,6 +202,7 @@ def profile_csv(
     encoding: str = "utf-8",
     sample_size: int = 50_000,
     chunk_rows: int = 100_000,
+    progress: Callable[[int], None] | None = None,
 ) -> Profile:
     """Profile a CSV file by streaming it, keeping a uniform random sample.
 
@@ -192,6 +220,8 @@ def profile_csv(
     chunk_rows : int, default 100 000
         Rows read at a time (>= 1): memory is bounded by about ``chunk_rows +
         sample_size`` rows of text.
+    progress : callable, optional
+        Called with the number of records read so far after each block of rows.
 
     Returns
     -------
@@ -241,6 +271,8 @@ def profile_csv(
                 if len(kept) > sample_size:
                     order = np.argpartition(kept_keys, sample_size - 1)[:sample_size]
                     kept, kept_keys = kept.iloc[order], kept_keys[order]
+                if progress is not None:
+                    progress(rows)
         except pd.errors.ParserError as exc:
             raise ParameterError(f"file: not a valid CSV table ({str(exc).strip()})") from None
         except UnicodeDecodeError:
@@ -255,21 +287,26 @@ def profile_csv(
 
 @dataclass(frozen=True)
 class RiskGuidance:
-    """Columns to treat as identifiers or quasi-identifiers, and the risk of the latter.
+    """Suggested roles of a table's columns, and the risk of its quasi-identifiers.
 
     Attributes
     ----------
     identifiers : list of dict
-        ``column``, ``reason`` and ``evidence`` of each column that identifies records
-        by itself (see :func:`veil.risk.find_carriers`).
+        ``column``, ``kind`` (``identifier`` or ``free-text``), ``reason`` and
+        ``uniqueness`` (share of records whose value no other record holds) of each
+        column that identifies records by itself or holds personal data in text.
     quasi_identifiers : list of str
-        Suggested quasi-identifiers: the other columns with 2 to 200 distinct values
-        in the sample (at most 10, fewest distinct values first).
+        Suggested quasi-identifiers: facts an attacker may know (dates included).
+    locations : list of dict
+        ``latitude`` and ``longitude`` column pairs.
+    roles : list of dict
+        Every column's ``column``, suggested ``role`` (identifier, quasi_identifier or
+        sensitive), ``kind`` and ``reason``, in the file's order.
     summary : dict or None
         :func:`veil.risk.summary` of the suggested quasi-identifiers together.
     combinations : list of dict
-        :func:`veil.risk.qi_scan` of their combinations of up to three, riskiest first
-        (at most 10).
+        The riskiest combinations of up to three of them (at most 10), most records
+        singled out first.
     sample_rows : int
         Records the figures were measured on.
     sampled : bool
@@ -278,6 +315,8 @@ class RiskGuidance:
 
     identifiers: list[dict[str, Any]]
     quasi_identifiers: list[str]
+    locations: list[dict[str, str]]
+    roles: list[dict[str, str]]
     summary: dict[str, Any] | None
     combinations: list[dict[str, Any]]
     sample_rows: int
@@ -289,10 +328,12 @@ class RiskGuidance:
 
 
 def risk_guidance(profile: Profile, *, time_limit: float = 10.0) -> RiskGuidance:
-    """Suggested identifiers and quasi-identifiers of a profiled table, and their risk.
+    """Suggested identifiers, quasi-identifiers and locations of a profiled table, and risk.
 
-    A heuristic for the custodian, who decides the roles: a column not named here may
-    still identify people, and a suggested one may be public knowledge.
+    A heuristic for the custodian, who decides the roles (see
+    :func:`veil.risk.suggest_roles`): a column not named here may still identify
+    people, and a suggested one may be public knowledge. No privacy guarantee: a
+    measurement of the raw sample, confidential to the custodian.
 
     Parameters
     ----------
@@ -307,36 +348,39 @@ def risk_guidance(profile: Profile, *, time_limit: float = 10.0) -> RiskGuidance
     """
     sample = profile.sample
     if len(sample) == 0:
-        return RiskGuidance([], [], None, [], 0, profile.sampled)
-    probe = sample.assign(**{_PROBE: 0})
-    carriers = find_carriers(probe, identifiers=[_PROBE])
+        return RiskGuidance([], [], [], [], None, [], 0, profile.sampled)
+    suggested = suggest_roles(sample, time_limit=time_limit)
     identifiers = [
-        {"column": str(c.column), "reason": c.reason, "evidence": round(float(c.evidence), 4)}
-        for c in carriers
+        {
+            "column": str(c.column),
+            "kind": c.kind,
+            "reason": c.reason,
+            "uniqueness": round(c.uniqueness, 4),
+        }
+        for c in suggested.columns
+        if c.role == "identifier"
     ]
-    named = {d["column"] for d in identifiers}
-    distinct = {
-        c.name: int(sample[c.name].nunique(dropna=False))
-        for c in profile.columns
-        if c.name not in named and c.type != "empty"
-    }
-    qis = sorted(
-        (n for n, d in distinct.items() if 2 <= d <= _MAX_QI_DISTINCT), key=lambda n: distinct[n]
-    )[:_MAX_SUGGESTED]
+    roles = [
+        {"column": str(c.column), "role": c.role, "kind": c.kind, "reason": c.reason}
+        for c in suggested.columns
+    ]
+    locations = [{"latitude": str(a), "longitude": str(b)} for a, b in suggested.locations]
+    qis = [str(c) for c in suggested.quasi_identifiers]
     if not qis:
-        return RiskGuidance(identifiers, [], None, [], len(sample), profile.sampled)
+        return RiskGuidance(
+            identifiers, [], locations, roles, None, [], len(sample), profile.sampled
+        )
     risk = summary(sample, qis)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyWarning)
-        scan = qi_scan(sample, qis, max_size=min(3, len(qis)), time_limit=time_limit)
-    top = scan.sort_values(["unique_rate", "max_risk"], ascending=False).head(10)
+    top = suggested.combinations.head(_MAX_COMBINATIONS).reset_index()
     combinations = [
-        {str(k): (v if k == "combination" else float(v)) for k, v in entry.items()}
-        for entry in top.reset_index().to_dict("records")
+        {str(k): (str(v) if k == "combination" else float(v)) for k, v in entry.items()}
+        for entry in top.to_dict("records")
     ]
     return RiskGuidance(
         identifiers,
         qis,
+        locations,
+        roles,
         dataclasses.asdict(risk),
         combinations,
         len(sample),

@@ -1,10 +1,15 @@
 """Raw datasets: intake, profile and risk on upload, custody, retention and deletion.
 
 An upload is written encrypted under a random name (``datasets/<uid>.veil``; the name
-the user gave the file is kept only as text), then profiled by streaming through the
-decrypting reader (:func:`veil.release.intake.profile_csv`) with the risk guidance of
-:func:`veil.release.intake.risk_guidance`. A file that fails the profile is removed:
-nothing of a refused upload remains.
+the user gave the file is kept only as text) while it streams in; the request then reads
+only its header line (:func:`veil.release.intake.read_header`) and queues a ``profile``
+job, so that no request holds a large file for minutes. A worker profiles it by
+streaming through the decrypting reader (:func:`veil.release.intake.profile_csv`, in
+bounded memory, never a plain copy on disk) with the risk guidance of
+:func:`veil.release.intake.risk_guidance` (:func:`profile_dataset`); the page polls
+until the profile and risk summary arrive. A file refused at upload is removed; a file
+the profile refuses (a malformed line deep in it) has its raw data deleted, with the
+reason in the audit log, and its dataset says why.
 
 Deleting a dataset's raw data destroys its wrapped key and removes its file; the audit
 event records the ciphertext's SHA-256 and size, the key id and the reason (the owner,
@@ -19,6 +24,7 @@ import hashlib
 import io
 import secrets
 import shutil
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -27,12 +33,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
 from veil.errors import VeilError
-from veil.release.intake import profile_csv, risk_guidance
+from veil.release.intake import profile_csv, read_header, risk_guidance
 from veil.server.accounts import Identity, _aware, event, now
 from veil.server.config import ServerConfig
 from veil.server.custody import CHUNK, DecryptingReader, KeyRing
+from veil.server.database import Database
 from veil.server.errors import Conflict, InputError
-from veil.server.models import Dataset
+from veil.server.jobs import enqueue_profile
+from veil.server.models import Dataset, Job
 from veil.server.uploads import UploadSink
 
 __all__ = [
@@ -40,7 +48,9 @@ __all__ = [
     "decrypt_to",
     "delete_raw",
     "new_upload",
+    "profile_dataset",
     "register_upload",
+    "require_profile",
     "sweep_retention",
 ]
 
@@ -97,32 +107,31 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _opener(path: Path, data_key: bytes, uid: str) -> Callable[[], io.BufferedReader]:
+    return lambda: io.BufferedReader(DecryptingReader(path, data_key, uid), CHUNK)
+
+
 def register_upload(
     db: DbSession,
-    config: ServerConfig,
-    keyring: KeyRing,
     who: Identity,
+    keyring: KeyRing,
     uid: str,
     data_key: bytes,
     sink: UploadSink,
     form: DatasetForm,
     original_name: str,
-) -> Dataset:
-    """Profile the stored upload and record the dataset (the file is removed on refusal)."""
+) -> tuple[Dataset, Job]:
+    """Record the stored upload (its header checked) and queue its profile.
+
+    The file is removed when its header is refused.
+    """
     path = sink.path
     try:
-        profile = profile_csv(
-            lambda: io.BufferedReader(DecryptingReader(path, data_key, uid), CHUNK), rng=None
-        )
-        guidance = risk_guidance(profile)
+        names = read_header(_opener(path, data_key, uid))
     except VeilError as exc:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         raise InputError(str(exc), field="file") from None
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        raise
     dataset = Dataset(
         uid=uid,
         name=form.name,
@@ -133,8 +142,13 @@ def register_upload(
         key_id=keyring.key_id,
         size_bytes=sink.plain_bytes,
         cipher_sha256=_sha256(path),
-        profile={**profile.to_dict(), "original_name": original_name[:200]},
-        risk=guidance.to_dict(),
+        profile={
+            "rows": None,
+            "columns": [{"name": n, "type": "pending", "missing": None} for n in names],
+            "original_name": original_name[:200],
+        },
+        risk={},
+        profile_status="pending",
         retention_days=form.retention_days,
         delete_after_publish=form.delete_after_publish,
     )
@@ -148,13 +162,76 @@ def register_upload(
         dataset.id,
         name=dataset.name,
         bytes=dataset.size_bytes,
-        rows=profile.rows,
-        columns=len(profile.columns),
+        columns=len(names),
         cipher_sha256=dataset.cipher_sha256,
         key_id=dataset.key_id,
         compressed=sink.compressed,
     )
-    return dataset
+    return dataset, enqueue_profile(db, who, dataset)
+
+
+def profile_dataset(
+    db: Database,
+    config: ServerConfig,
+    keyring: KeyRing,
+    job_id: int,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """A worker's profile job: stream the dataset's profile and risk summary into its row.
+
+    Raises
+    ------
+    InputError
+        The file is not a valid CSV table (naming ``file``): its raw data is then
+        deleted, with the reason, and the dataset is marked ``failed``.
+    """
+    with db.session() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        dataset = session.get(Dataset, job.dataset_id)
+        assert dataset is not None
+        if dataset.custody != "encrypted" or dataset.wrapped_key is None:
+            raise Conflict(f"dataset {dataset.id}: its raw data was deleted", field="dataset")
+        uid, dataset_id = dataset.uid, dataset.id
+        key = keyring.unwrap(dataset.wrapped_key, uid)
+    try:
+        profile = profile_csv(_opener(_file(config, uid), key, uid), rng=None, progress=progress)
+        guidance = risk_guidance(profile)
+    except VeilError as exc:
+        with db.session() as session:
+            dataset = session.get(Dataset, dataset_id)
+            assert dataset is not None
+            delete_raw(session, config, None, dataset, f"refused by its profile: {exc}"[:200])
+            dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
+        raise InputError(str(exc), field="file") from None
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        assert dataset is not None
+        original = dataset.profile.get("original_name", "")
+        dataset.profile = {**profile.to_dict(), "original_name": original}
+        dataset.risk = guidance.to_dict()
+        dataset.profile_status = "done"
+        event(
+            session,
+            None,
+            "dataset.profile",
+            "dataset",
+            dataset.id,
+            actor="worker",
+            actor_role="system",
+            rows=profile.rows,
+            columns=len(profile.columns),
+        )
+
+
+def require_profile(dataset: Dataset) -> None:
+    """Refuse planning on a dataset whose profile has not arrived (or failed)."""
+    if dataset.profile_status != "done":
+        raise Conflict(
+            f"dataset {dataset.id}: its profile is {dataset.profile_status}; plans need the "
+            "profile (wait for it, or re-run its job from the dataset's page)",
+            field="dataset",
+        )
 
 
 def dataset_view(dataset: Dataset) -> dict[str, Any]:
@@ -173,6 +250,7 @@ def dataset_view(dataset: Dataset) -> dict[str, Any]:
         "key_id": dataset.key_id,
         "cipher_sha256": dataset.cipher_sha256,
         "profile": dataset.profile,
+        "profile_status": dataset.profile_status,
         "risk": dataset.risk,
         "retention_days": dataset.retention_days,
         "delete_after_publish": dataset.delete_after_publish,

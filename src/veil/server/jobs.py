@@ -1,7 +1,9 @@
 """The job queue, in the database: queue, claim, progress, cancel, recovery.
 
-A job is a dry run or a release of one plan version. Queuing a release re-checks the
-plan against the policy and the dataset's ledger and reserves what the plan may spend;
+A job is the profile of a dataset just uploaded (its rows, types, missing values and
+risk summary; :func:`enqueue_profile`), or a dry run or a release of one plan version.
+Queuing a release re-checks the plan against the policy and the dataset's ledger and
+reserves what the plan may spend;
 the worker that runs it checks both again (:mod:`veil.server.worker`). Workers claim
 queued jobs one at a time: on PostgreSQL with ``FOR UPDATE SKIP LOCKED`` (two workers
 never wait on each other nor take the same job), on SQLite with one ``UPDATE`` of the
@@ -41,6 +43,7 @@ __all__ = [
     "cancel",
     "claim",
     "enqueue",
+    "enqueue_profile",
     "job_view",
     "recover",
     "rerun",
@@ -110,6 +113,31 @@ def enqueue(
     return job
 
 
+def enqueue_profile(db: DbSession, who: Identity, dataset: Dataset) -> Job:
+    """Queue the profile of ``dataset`` (rows, types, missing values, risk summary)."""
+    if dataset.custody != "encrypted":
+        raise Conflict(
+            f"dataset {dataset.id}: its raw data was deleted; nothing can be profiled",
+            field="dataset",
+        )
+    job = Job(
+        uid=secrets.token_hex(16),
+        plan_version_id=None,
+        dataset_id=dataset.id,
+        kind="profile",
+        status="queued",
+        created_by=who.user.id,
+        created_at=now(),
+        progress={},
+        cancel_requested=False,
+    )
+    db.add(job)
+    db.flush()
+    dataset.profile_status = "pending"
+    event(db, who, "job.queue", "job", job.id, job_kind="profile", dataset=dataset.id)
+    return job
+
+
 def claim(db: Database, worker: str) -> int | None:
     """Take the oldest queued job for ``worker``; its id, or None when none is queued."""
     oldest = select(Job.id).where(Job.status == "queued").order_by(Job.id).limit(1)
@@ -129,6 +157,12 @@ def cancel(db: DbSession, who: Identity, job: Job) -> None:
     """Ask a job to stop: a queued job is cancelled at once, a running one at its next check."""
     if job.status in FINISHED:
         raise Conflict(f"job {job.id}: already {job.status}", field="job")
+    if job.kind == "profile":
+        raise Conflict(
+            f"job {job.id}: a profile is not cancelled (it reads the file once and changes "
+            "nothing); delete the dataset's raw data instead",
+            field="job",
+        )
     if job.status == "queued":
         job.status, job.finished_at = "cancelled", now()
         job.error = "cancel: cancelled before it started; nothing was read"
@@ -145,9 +179,14 @@ def rerun(db: DbSession, config: ServerConfig, who: Identity, job: Job) -> Job:
             f"job {job.id}: is {job.status}; only failed, cancelled or interrupted jobs are re-run",
             field="job",
         )
-    version = db.get(PlanVersion, job.plan_version_id)
     dataset = db.get(Dataset, job.dataset_id)
-    assert version is not None and dataset is not None
+    assert dataset is not None
+    if job.kind == "profile":
+        fresh = enqueue_profile(db, who, dataset)
+        fresh.rerun_of = job.id
+        return fresh
+    version = db.get(PlanVersion, job.plan_version_id)
+    assert version is not None
     return enqueue(db, config, who, version, dataset, job.kind, rerun_of=job.id)
 
 
@@ -208,6 +247,10 @@ def recover(db: Database, config: ServerConfig, *, all_running: bool = False) ->
                 "interrupted: the platform stopped during the run; nothing was released (re-run it)"
             )
             unreserve(session, job)
+            if job.kind == "profile":
+                dataset = session.get(Dataset, job.dataset_id)
+                if dataset is not None and dataset.profile_status == "pending":
+                    dataset.profile_status = "interrupted"
             event(
                 session,
                 None,

@@ -139,6 +139,7 @@ class Dataset(Base):
     cipher_sha256: Mapped[str] = mapped_column(String(64))
     profile: Mapped[dict[str, Any]] = mapped_column(JSON)
     risk: Mapped[dict[str, Any]] = mapped_column(JSON)
+    profile_status: Mapped[str] = mapped_column(String(16), default="done")
     retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     delete_after_publish: Mapped[bool] = mapped_column(Boolean, default=False)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -174,13 +175,16 @@ class PlanVersion(Base):
 
 
 class Job(Base):
-    """A queued run of a plan version (a dry run or a release), done by a worker."""
+    """A queued job done by a worker: a dry run or a release of a plan version, or the
+    profile of a dataset just uploaded (kind ``profile``, no plan version)."""
 
     __tablename__ = "jobs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     uid: Mapped[str] = mapped_column(String(32), unique=True)
-    plan_version_id: Mapped[int] = mapped_column(ForeignKey("plan_versions.id"))
+    plan_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("plan_versions.id"), nullable=True
+    )
     dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"))
     kind: Mapped[str] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16), index=True)

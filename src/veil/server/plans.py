@@ -28,7 +28,14 @@ from sqlalchemy.orm import Session as DbSession
 
 from veil.release import PlanError, load_plan, render_ledger, run
 from veil.release.dataset_ledger import Spend, planned_spend
-from veil.release.guidance import HARM_TIERS, expected_errors
+from veil.release.guidance import (
+    HARM_QUESTIONS,
+    HARM_TIERS,
+    HarmTier,
+    default_delta,
+    expected_errors,
+    harm_tier,
+)
 from veil.server.accounts import Identity, event, now
 from veil.server.budget import dataset_ledger, get_policy, release_policy
 from veil.server.config import ServerConfig
@@ -46,6 +53,7 @@ __all__ = [
 ]
 
 _MAX_TEXT = 200_000
+_YES = ("on", "true", "yes", "1", True)
 _KEYED = ("hmac", "token", "ff1")
 
 
@@ -273,8 +281,11 @@ def form_plan(profile: dict[str, Any], fields: dict[str, Any]) -> str:
     Fields per column ``i`` (the profile's order): ``role_i``, ``method_i``,
     ``bounds_i`` (``lower, upper``), ``domain_i`` (comma-separated categories),
     ``epsilon_i`` (optional), ``delta_i`` (Gaussian); for the budget ``ldp_epsilon``,
-    ``ldp_delta`` and ``harm_tier`` (a tier's default epsilon when ``ldp_epsilon`` is
-    empty).
+    ``ldp_delta`` (default :func:`~veil.release.guidance.default_delta` of the rows)
+    and, when ``ldp_epsilon`` is empty, the harm tier's epsilon: ``harm_tier`` (0 to
+    5), else the tier of the harm questions answered yes (``harm_<key>`` of
+    :data:`~veil.release.guidance.HARM_QUESTIONS`, or ``harm_none`` for none). The
+    plan's first line says where its budget came from.
 
     Raises
     ------
@@ -308,18 +319,50 @@ def form_plan(profile: dict[str, Any], fields: dict[str, Any]) -> str:
         if method in ("laplace", "gaussian", "randomized_response", "exponential") and eps:
             treatment["epsilon"] = _float(fields, f"epsilon_{i}", None)
         columns[name] = {"role": role, "treatment": treatment if len(treatment) > 1 else method}
-    level = _float(fields, "harm_tier", 2.0)
-    tier = HARM_TIERS[int(min(max(level if level is not None else 2.0, 0.0), 5.0))]
-    epsilon = _float(fields, "ldp_epsilon", tier.ldp_epsilon)
+    tier, why = _tier(fields)
+    epsilon = _float(fields, "ldp_epsilon", None)
+    if epsilon is None:
+        if tier is None:
+            raise InputError(
+                "harm_tier: answer the harm questions, choose a harm tier, or give "
+                "ldp_epsilon (the budget)",
+                field="harm_tier",
+            )
+        epsilon, why = tier.ldp_epsilon, f"budget: epsilon of harm tier {why}"
+    else:
+        why = "budget: epsilon given on the form"
+    rows = profile.get("rows") or None
+    delta = _float(fields, "ldp_delta", default_delta(rows))
     plan: dict[str, Any] = {"columns": columns, "unlisted": "drop"}
     explicit = any(
         isinstance(c["treatment"], dict) and "epsilon" in c["treatment"] for c in columns.values()
     )
     plan["budget"] = {
-        "ldp": {"epsilon": epsilon, "delta": _float(fields, "ldp_delta", 1e-6)},
+        "ldp": {"epsilon": epsilon, "delta": delta},
         "allocation": "explicit" if explicit else "equal",
     }
-    return yaml.safe_dump(plan, sort_keys=False, allow_unicode=True)
+    head = f"# {why}\n"
+    return head + yaml.safe_dump(plan, sort_keys=False, allow_unicode=True)
+
+
+def _tier(fields: dict[str, Any]) -> tuple[HarmTier | None, str]:
+    """The harm tier the form chose (a tier number wins over the answers), and why."""
+    raw = fields.get("harm_tier")
+    if raw is not None and str(raw).strip():
+        text = str(raw).strip()
+        if not text.isdigit() or not 0 <= int(text) < len(HARM_TIERS):
+            raise InputError(
+                f"harm_tier: must be a tier from 0 to {len(HARM_TIERS) - 1}, got {raw!r}",
+                field="harm_tier",
+            )
+        tier = HARM_TIERS[int(text)]
+        return tier, f"{tier.level} ({tier.name}), chosen on the form"
+    answers = [k for k, _, _ in HARM_QUESTIONS if fields.get(f"harm_{k}") in _YES]
+    if not answers and fields.get("harm_none") not in _YES:
+        return None, ""
+    tier = harm_tier(answers)
+    said = ", ".join(answers) if answers else "no harm"
+    return tier, f"{tier.level} ({tier.name}), from the harm questions ({said})"
 
 
 def _float(fields: dict[str, Any], name: str, default: float | None) -> float | None:

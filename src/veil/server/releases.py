@@ -57,6 +57,7 @@ def record_release(
         db, job, Spend(ldp.get("epsilon", 0.0), ldp.get("delta", 0.0), metric.get("epsilon", 0.0))
     )
     dataset = db.get(Dataset, job.dataset_id)
+    assert job.plan_version_id is not None
     release = Release(
         uid=job.uid,
         job_id=job.id,

@@ -40,7 +40,7 @@ from veil.server.budget import dataset_ledger, get_policy, release_policy, unres
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
-from veil.server.datasets import decrypt_to, sweep_retention
+from veil.server.datasets import decrypt_to, profile_dataset, sweep_retention
 from veil.server.folders import JobPaths, job_paths
 from veil.server.jobs import claim, worker_name
 from veil.server.models import Dataset, Job, PlanVersion
@@ -100,6 +100,14 @@ class _Watcher:
             self._last = moment
             self.flush()
 
+    def rows(self, count: int) -> None:
+        """A profile's progress: ``count`` records read."""
+        self._latest = {"phase": "profile", "rows": count, "label": "records read"}
+        moment = time.monotonic()
+        if moment - self._last >= _PROGRESS_SECONDS:
+            self._last = moment
+            self.flush()
+
     def flush(self) -> None:
         with self.db.session() as session:
             job = session.get(Job, self.job_id)
@@ -154,12 +162,39 @@ def _prepare(
         return _plan_mapping(version, "input.csv"), policy
 
 
+def _stopped(db: Database, job_id: int, exc: Exception) -> str:
+    """Record why a job stopped (cancelled, refused, or an internal error); its status."""
+    if isinstance(exc, Cancelled):
+        status, message = "cancelled", str(exc)
+    elif isinstance(exc, VeilError):
+        status, message = "failed", str(exc)
+    else:
+        _LOG.exception("job %s failed", job_id, exc_info=exc)
+        status, message = "failed", "internal error: the job stopped; see the server log"
+    _finish(db, job_id, status, message, None)
+    return status
+
+
+def _profile(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
+    """A profile job: the dataset's profile and risk summary (no plan, no budget)."""
+    try:
+        with _Watcher(db, job_id) as watcher:
+            profile_dataset(db, config, keyring, job_id, watcher.rows)
+            watcher.flush()
+    except Exception as exc:
+        return _stopped(db, job_id, exc)
+    _finish(db, job_id, "done", None, None)
+    return "done"
+
+
 def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
     """Run one claimed job to its end; returns its final status."""
     with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
         paths, kind = job_paths(config, job), job.kind
+    if kind == "profile":
+        return _profile(db, config, keyring, job_id)
     try:
         mapping, policy = _prepare(db, config, keyring, job_id, paths)
         engine = None if config.dask_scheduler is None else DaskEngine(config.dask_scheduler)
@@ -210,16 +245,8 @@ def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -
             return "done"
         _finish(db, job_id, "done", None, summary)
         return "done"
-    except Cancelled as exc:
-        _finish(db, job_id, "cancelled", str(exc), None)
-        return "cancelled"
-    except VeilError as exc:
-        _finish(db, job_id, "failed", str(exc), None)
-        return "failed"
-    except Exception:
-        _LOG.exception("job %s failed", job_id)
-        _finish(db, job_id, "failed", "internal error: the run stopped; see the server log", None)
-        return "failed"
+    except Exception as exc:
+        return _stopped(db, job_id, exc)
     finally:
         shutil.rmtree(paths.work, ignore_errors=True)
 

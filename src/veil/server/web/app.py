@@ -42,7 +42,10 @@ def _headers(response: Response, path: str) -> None:
 
 
 async def _upload(request: Request) -> Response:
-    """POST /datasets (and /api/datasets): the file streamed, checked and encrypted."""
+    """POST /datasets (and /api/datasets): the file streamed, checked and encrypted.
+
+    The profile is queued as a job (see :mod:`veil.server.datasets`).
+    """
     state = request.app.state
     api = request.url.path.startswith("/api/")
     config: ServerConfig = state.config
@@ -86,20 +89,23 @@ async def _upload(request: Request) -> Response:
             sink.abort()
             raise
 
-        def record() -> int:
+        def record() -> tuple[int, int]:
             with db.session() as session:
                 fresh, _ = _identity(session, request, api)
                 assert fresh is not None
-                dataset = register_upload(
-                    session, config, state.keyring, fresh, uid, key, sink, form, started["name"]
+                dataset, job = register_upload(
+                    session, fresh, state.keyring, uid, key, sink, form, started["name"]
                 )
-                return dataset.id
+                return dataset.id, job.id
 
-        dataset_id = await run_in_threadpool(record)
+        dataset_id, job_id = await run_in_threadpool(record)
     except ServerError as exc:
         return render_error(request, env, exc)
     if api:
-        return JSONResponse({"id": dataset_id}, status_code=201)
+        return JSONResponse(
+            {"id": dataset_id, "profile_job": job_id, "profile_status": "pending"},
+            status_code=201,
+        )
     return Response(status_code=303, headers={"Location": f"/datasets/{dataset_id}"})
 
 

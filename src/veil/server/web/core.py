@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,8 +236,41 @@ def register(
         app.add_api_route(path, endpoint(False), methods=[method], include_in_schema=False)
     if api:
         app.add_api_route(
-            "/api" + path, endpoint(True), methods=[method], name=f"api:{method}:{path}"
+            "/api" + path,
+            endpoint(True),
+            methods=[method],
+            name=f"api:{method}:{path}",
+            openapi_extra=_openapi(method, path),
         )
+
+
+_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
+
+
+def _openapi(method: str, path: str) -> dict[str, Any]:
+    """The operation's path parameters and (for POST) its JSON object body, for the schema.
+
+    The handlers read their fields themselves (and name the field of any bad value),
+    so the body is documented as an object of form fields.
+    """
+    parameters = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "integer", "minimum": 1} if kind == "int" else {"type": "string"},
+        }
+        for name, kind in _PARAM.findall(path)
+    ]
+    extra: dict[str, Any] = {"parameters": parameters} if parameters else {}
+    if method == "POST":
+        extra["requestBody"] = {
+            "required": False,
+            "content": {
+                "application/json": {"schema": {"type": "object", "additionalProperties": True}}
+            },
+        }
+    return extra
 
 
 def _respond(

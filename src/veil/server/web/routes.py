@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse, Response, StreamingResponse
 from sqlalchemy import select
 
-from veil.release.guidance import HARM_QUESTIONS, HARM_TIERS, harm_tier
+from veil.release.guidance import HARM_QUESTIONS, HARM_TIERS, default_delta, harm_tier
 from veil.server import accounts, budget, datasets, jobs, plans, releases
 from veil.server.access import (
     dataset_of,
@@ -60,6 +60,9 @@ def home(ctx: Ctx) -> Page | Done:
         return Done("/login", {"signed_in": False})
     role = ctx.user.role
     data: dict[str, Any] = {"role": role}
+    reviewed = ctx.fields.get("reviewed")
+    if role == "curator" and isinstance(reviewed, str) and reviewed.isdigit():
+        data["reviewed"] = _reviewed(ctx, int(reviewed))
     if role == "curator":
         data["datasets"] = [
             {"id": d.id, "name": d.name, "custody": d.custody}
@@ -71,6 +74,14 @@ def home(ctx: Ctx) -> Page | Done:
             if r.requested_by != ctx.user.user.id
         ]
     return Page("home.html", data)
+
+
+def _reviewed(ctx: Ctx, release_id: int) -> dict[str, Any] | None:
+    """What became of a release this curator approved or rejected (None otherwise)."""
+    release = ctx.db.get(Release, release_id)
+    if release is None or ctx.user.user.id not in (release.approved_by, release.requested_by):
+        return None
+    return {"id": release.id, "title": release.title, "status": release.status}
 
 
 def login_form(ctx: Ctx) -> Response:
@@ -340,6 +351,15 @@ def upload_form(ctx: Ctx) -> Page:
     return Page("upload.html", {"max_bytes": ctx.config.max_upload_bytes})
 
 
+def _profile_job(ctx: Ctx, dataset: Dataset) -> dict[str, Any] | None:
+    job = ctx.db.scalar(
+        select(Job)
+        .where(Job.dataset_id == dataset.id, Job.kind == "profile")
+        .order_by(Job.id.desc())
+    )
+    return None if job is None else jobs.job_view(job)
+
+
 def _dataset_page(ctx: Ctx, dataset: Dataset) -> dict[str, Any]:
     row = budget.get_policy(ctx.db)
     ledger = budget.dataset_ledger(ctx.db, dataset, row)
@@ -347,6 +367,7 @@ def _dataset_page(ctx: Ctx, dataset: Dataset) -> dict[str, Any]:
     release_rows = ctx.db.scalars(select(Release).where(Release.dataset_id == dataset.id)).all()
     return {
         "dataset": datasets.dataset_view(dataset),
+        "profile_job": _profile_job(ctx, dataset),
         "ledger": ledger.to_dict(),
         "plans": [{"id": p.id, "name": p.name} for p in plan_rows],
         "releases": [releases.release_view(ctx.db, r, public=False) for r in release_rows],
@@ -357,6 +378,15 @@ def dataset_detail(ctx: Ctx, dataset_id: int) -> Page:
     dataset = dataset_of(ctx.db, ctx.user, int(dataset_id))
     event(ctx.db, ctx.user, "dataset.view", "dataset", dataset.id)
     return Page("dataset.html", _dataset_page(ctx, dataset))
+
+
+def dataset_profile(ctx: Ctx, dataset_id: int) -> Page:
+    """The profile and risk summary (the part of the dataset page that polls while pending)."""
+    dataset = dataset_of(ctx.db, ctx.user, int(dataset_id))
+    return Page(
+        "dataset_profile.html",
+        {"dataset": datasets.dataset_view(dataset), "profile_job": _profile_job(ctx, dataset)},
+    )
 
 
 def dataset_retention(ctx: Ctx, dataset_id: int) -> Done:
@@ -384,7 +414,9 @@ def dataset_delete(ctx: Ctx, dataset_id: int) -> Done:
 
 def plan_form(ctx: Ctx, dataset_id: int) -> Page:
     dataset = dataset_of(ctx.db, ctx.user, int(dataset_id))
+    datasets.require_profile(dataset)
     rows = dataset.profile.get("rows")
+    suggested = {r["column"]: r["role"] for r in dataset.risk.get("roles", [])}
     return Page(
         "plan_form.html",
         {
@@ -404,11 +436,14 @@ def plan_form(ctx: Ctx, dataset_id: int) -> Page:
                 "exponential",
             ],
             "roles": ["identifier", "quasi_identifier", "sensitive", "insensitive"],
+            "suggested": suggested,
+            "default_delta": default_delta(rows),
         },
     )
 
 
 def _plan_text(ctx: Ctx, dataset: Dataset) -> str:
+    datasets.require_profile(dataset)
     text = ctx.fields.get("text")
     if text:
         return str(text)
@@ -483,7 +518,8 @@ def plan_detail(ctx: Ctx, plan_id: int) -> Page:
             "versions": [_version_view(v) for v in versions],
             "latest": _version_view(versions[-1]) if versions else None,
             "jobs": [
-                {**jobs.job_view(j), "version": numbers.get(j.plan_version_id)} for j in job_rows
+                {**jobs.job_view(j), "version": numbers.get(j.plan_version_id or 0)}
+                for j in job_rows
             ],
         },
     )
@@ -541,13 +577,16 @@ def queue_job(ctx: Ctx, plan_id: int, number: int) -> Done:
 def job_detail(ctx: Ctx, job_id: int) -> Page:
     job = job_of(ctx.db, ctx.user, int(job_id))
     release = ctx.db.scalar(select(Release).where(Release.job_id == job.id))
-    version = ctx.db.get(PlanVersion, job.plan_version_id)
+    version = (
+        None if job.plan_version_id is None else ctx.db.get(PlanVersion, job.plan_version_id)
+    )
     return Page(
         "job.html",
         {
             "job": jobs.job_view(job),
             "release": None if release is None else release.id,
             "plan_id": None if version is None else version.plan_id,
+            "dataset_id": job.dataset_id,
         },
     )
 
@@ -602,7 +641,7 @@ def release_report(ctx: Ctx, release_id: int) -> Response:
 
 
 def release_action(ctx: Ctx, release_id: int, action: str) -> Done:
-    release, _ = release_for_review(ctx.db, ctx.user, int(release_id))
+    release, owner = release_for_review(ctx.db, ctx.user, int(release_id))
     if action == "request-approval":
         releases.request_approval(ctx.db, ctx.user, release)
     elif action == "approve":
@@ -613,7 +652,9 @@ def release_action(ctx: Ctx, release_id: int, action: str) -> Done:
         releases.publish(ctx.db, ctx.config, ctx.user, release)
     else:
         raise NotFound(f"action: no release action {action!r}", field="action")
-    return Done(f"/releases/{release.id}", releases.release_view(ctx.db, release, public=False))
+    # A reviewer may no longer see a release once it leaves their queue: back to the start.
+    where = f"/releases/{release.id}" if owner else "/?reviewed=" + str(release.id)
+    return Done(where, releases.release_view(ctx.db, release, public=False))
 
 
 # --------------------------------------------------------------------- catalogue
@@ -704,6 +745,7 @@ def add_routes(app: FastAPI) -> None:
     register(app, "GET", "/datasets", dataset_list)
     register(app, "GET", "/datasets/new", upload_form, api=False)
     register(app, "GET", "/datasets/{dataset_id:int}", dataset_detail)
+    register(app, "GET", "/datasets/{dataset_id:int}/profile", dataset_profile)
     register(app, "POST", "/datasets/{dataset_id:int}/retention", dataset_retention)
     register(app, "POST", "/datasets/{dataset_id:int}/delete", dataset_delete)
     register(app, "GET", "/datasets/{dataset_id:int}/plans/new", plan_form)
