@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import init, keys, pif, release, server, toolkits
+from veil.cli import init, keys, pif, release, server, share, toolkits
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -63,6 +63,7 @@ app.command("ldp")(toolkits.ldp)
 app.command("mask")(toolkits.mask)
 app.command("geo")(toolkits.geo)
 app.command("pif")(pif.pif)
+app.command("share")(share.share)
 app.command("init")(init.init)
 app.command("release")(release.release)
 app.command("sweep")(release.sweep)

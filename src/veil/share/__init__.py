@@ -3,9 +3,16 @@
 The fuzzy budget choice (:mod:`veil.share.fuzzy`) maps a measured privacy need to
 candidate (ε, δ) pairs for the DP synthesizers of :mod:`veil.synth`. The requirements
 (:mod:`veil.share.requirements`) come first: direct identifiers found by uniqueness, the
-PIF refinement of Q, PIF_thresh, and the absolute guard on the exactly released Q.
+PIF refinement of Q, PIF_thresh, and the absolute guard on the exactly released Q. The
+search (:func:`optimshare_search`, :mod:`veil.share.search`) fits one DP model per pair,
+merges synthetic S with the exact Q, scores every candidate by utility
+(:mod:`veil.share.utility`) and residual linkage (:mod:`veil.share.linkage`) and selects
+one, by the paper's argmax or privately (:mod:`veil.share.selection`); :func:`optimshare`
+runs the three steps in order, and :mod:`veil.share.plots` draws the paper's Fig. 7 and
+Table 2.
 """
 
+from veil.share.encoding import record_vectors
 from veil.share.fuzzy import (
     FIS_MEANS,
     FIS_SIGMA,
@@ -15,23 +22,70 @@ from veil.share.fuzzy import (
     fis_output,
     fis_surface,
 )
+from veil.share.linkage import linkable_records, normalized_leak, similarity_groups
+from veil.share.merge import MergePlan, plan_merge
+from veil.share.pipeline import optimshare
+from veil.share.plots import candidates_figure, comparison_table
 from veil.share.requirements import (
     QGuard,
     ShareRequirements,
     derive_requirements,
     detect_identifiers,
 )
+from veil.share.search import (
+    DEFAULT_SYNTHESIZER_SETTINGS,
+    Cancellable,
+    ShareResult,
+    optimshare_search,
+)
+from veil.share.selection import (
+    NoCandidateError,
+    compose_fits,
+    effectiveness,
+    geometric_runs,
+    random_stopping_epsilon,
+)
+from veil.share.utility import (
+    UtilityReference,
+    candidate_correct,
+    fold_predictions,
+    stratified_folds,
+    utility_loss,
+)
 
 __all__ = [
+    "DEFAULT_SYNTHESIZER_SETTINGS",
     "FIS_MEANS",
     "FIS_SIGMA",
     "BudgetPairs",
+    "Cancellable",
     "FuzzySurface",
+    "MergePlan",
+    "NoCandidateError",
     "QGuard",
     "ShareRequirements",
+    "ShareResult",
+    "UtilityReference",
     "budget_pairs",
+    "candidate_correct",
+    "candidates_figure",
+    "comparison_table",
+    "compose_fits",
     "derive_requirements",
     "detect_identifiers",
+    "effectiveness",
     "fis_output",
     "fis_surface",
+    "fold_predictions",
+    "geometric_runs",
+    "linkable_records",
+    "normalized_leak",
+    "optimshare",
+    "optimshare_search",
+    "plan_merge",
+    "random_stopping_epsilon",
+    "record_vectors",
+    "similarity_groups",
+    "stratified_folds",
+    "utility_loss",
 ]
