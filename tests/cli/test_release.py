@@ -214,7 +214,83 @@ def test_sweep_usage_errors(
     assert message in result.err
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--column", "age", "--mechanisms", "gaussian"], "--delta: required by the gaussian"),
+        (["--column", "age", "--runs", "0"], "--runs: must be an integer >= 1, got 0"),
+        (["--column", "age", "--epsilons", "0"], "--epsilons: each must be finite and > 0"),
+        (["--column", "age", "--metric", "mse"], "--metric: must be one of"),
+        (["--column", "age", "--mechanisms", "geo"], "--mechanisms: unknown mechanism 'geo'"),
+        (
+            ["--column", "age", "--mechanisms", "gaussian", "--delta", "1e-6", "--epsilons", "2"],
+            "--epsilons: the classic Gaussian calibration needs epsilon <= 1, got 2.0; use "
+            "--calibration analytic",
+        ),
+        (["--column", "age", "--calibration", "full"], "--calibration: the swept mechanisms"),
+        (
+            ["--column", "sex", "--mechanisms", "exponential", "--calibration", "analytic"],
+            "--calibration: 'analytic' is not a calibration of the exponential mechanism",
+        ),
+    ],
+)
+def test_sweep_errors_name_the_command_option(
+    veil: Veil, adult_csv: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    base = ["--epsilons", "1", "--runs", "2", "--sample", str(adult_csv)]
+    result = veil("sweep", plan, *base, *args, "--out", tmp_path / "sweep")
+    assert result.code == 2
+    assert result.err.startswith("veil: error: ") and message in result.err
+
+
+def test_sweep_calibration_is_an_option(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:
+    plan = _plan(tmp_path, adult_csv)
+    result = veil(
+        "sweep", plan, "--column", "age", "--mechanisms", "gaussian", "--delta", "1e-6",
+        "--calibration", "analytic", "--epsilons", "2,4", "--runs", "2", "--sample", adult_csv,
+        "--out", tmp_path / "sweep", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert {row["epsilon"] for row in json.loads(result.out)["summary"]} == {2.0, 4.0}
+    paper = veil("sweep", "--paper", "--calibration", "analytic", "--out", tmp_path / "p")
+    assert paper.code == 2 and "--calibration: not with --paper" in paper.err
+
+
+def test_release_says_each_location_masks_displacement_before_it_runs(
+    veil: Veil, tmp_path: Path
+) -> None:
+    plan = tmp_path / "taxi.yaml"
+    text = example_plan("location").read_text(encoding="utf-8")
+    text = text.replace("epsilon: 0.01}", "epsilon: 0.0001}")
+    plan.write_text(text, encoding="utf-8")
+    result = veil("release", plan, "--dry-run")
+    assert result.code == 0, result.err
+    lines = result.err.splitlines()
+    assert (
+        "veil: release: pickup_latitude, pickup_longitude: planar_laplace: expected median "
+        "displacement 16.8 km"
+    ) in lines
+    assert "veil: release: dropoff_latitude, dropoff_longitude: grid: cell side 250 m" in lines
+    assert "over 10 km: little of the locations' use is left" in result.err
+    # The notes come before the run's own output.
+    assert result.out.startswith("Privacy ledger")
+
+
 # ---------------------------------------------------------------------------- report
+
+
+def test_report_without_manifest_is_one_line_in_veils_style(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    result = veil("report", adult_csv, adult_csv, "--out", tmp_path / "page.html")
+    assert result.code == 2
+    assert result.err.strip() == (
+        "veil: error: --manifest: required: the manifest.json that veil release wrote beside "
+        "the released file (the report reads the plan and the ledger from it)"
+    )
+    no_out = veil("report", adult_csv, adult_csv, "--manifest", tmp_path / "m.json")
+    assert no_out.code == 2 and no_out.err.startswith("veil: error: --out: required")
 
 
 def test_report_from_a_release(veil: Veil, adult_csv: Path, tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ plan; ``report`` builds the HTML report of a release (:mod:`veil.release.report`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,6 +27,7 @@ import typer
 from veil.cli.console import (
     captured_warnings,
     emit_json,
+    print_note,
     print_table,
     print_text,
     print_warnings,
@@ -63,9 +67,51 @@ def _print_ledger(ledger: ReleaseLedger) -> None:
     print_text(render_ledger(ledger))
 
 
+def _location_scales(plan_file: Path, allow_outside: bool) -> list[dict[str, str]]:
+    """Say each location mask's expected displacement before the run; its warnings.
+
+    From the plan's parameters alone (the budget allocated when it does not depend on
+    the data); a plan that cannot be loaded says nothing here (the run then names the
+    error).
+    """
+    from rich.markup import escape
+
+    from veil.cli.toolkits import expected_scale, metres_text, scale_warnings
+    from veil.errors import VeilError
+    from veil.release import allocate, load_plan
+
+    try:
+        plan = load_plan(plan_file, allow_outside=allow_outside)
+        if plan.locations and plan.budget.allocation != "target":
+            plan = allocate(plan)
+    except (VeilError, OSError, ValueError):
+        return []
+    found: list[dict[str, str]] = []
+    for loc in plan.locations:
+        mask = loc.mask
+        bounds = getattr(mask, "bounds_m", None)
+        phrase, metres = expected_scale(
+            mask.method,
+            epsilon=getattr(mask, "epsilon", None),
+            radius_m=getattr(mask, "radius_m", None),
+            kind=getattr(mask, "kind", "disc"),
+            r_min_m=getattr(mask, "r_min_m", None),
+            r_max_m=getattr(mask, "r_max_m", None),
+            cell_m=getattr(mask, "cell_m", None),
+            root_size_m=None if bounds is None else bounds[2],
+        )
+        print_note(
+            escape(f"veil: release: {loc.name}: {mask.method}: {phrase}{metres_text(metres)}")
+        )
+        found += scale_warnings(f"{phrase} of {loc.name}", metres)
+    return found
+
+
 def _dry_run(plan_file: Path, as_json: bool, allow_outside: bool) -> None:
     from veil.release import BudgetError, allocate, load_plan, plan_ledger, run
 
+    scales = _location_scales(plan_file, allow_outside)
+    print_warnings(scales)
     with errors_about(os.fspath(plan_file)), captured_warnings() as caught:
         try:
             result = run(plan_file, dry_run=True, allow_outside=allow_outside)
@@ -180,6 +226,7 @@ def release(
     from veil.release import run
     from veil.release.engine import get_engine
 
+    print_warnings(_location_scales(plan, allow_outside))
     chosen = None  # the plan's engine section
     if engine is not None or scheduler is not None:
         with errors_about("--scheduler" if scheduler is not None else "--engine"):
@@ -274,6 +321,58 @@ def _plan_sweep_arguments(plan: Plan, column: str, plan_file: Path) -> dict[str,
     )
 
 
+# The sweep's parameters and the options that set them, for its error messages.
+_SWEEP_OPTIONS = {
+    "epsilons": "--epsilons",
+    "epsilon": "--epsilons",
+    "runs": "--runs",
+    "metric": "--metric",
+    "mechanisms": "--mechanisms",
+    "features": "--features",
+    "delta": "--delta",
+    "calibration": "--calibration",
+    "gaussian_calibration": "--calibration",
+    "exponential_calibration": "--calibration",
+}
+_CALIBRATIONS = {"gaussian": ("classic", "analytic"), "exponential": ("standard", "full")}
+
+
+def _calibration(value: str, mechanisms: list[str]) -> dict[str, str]:
+    """The sweep's calibration arguments for ``--calibration`` and the mechanisms swept."""
+    chosen = {}
+    for mechanism, allowed in _CALIBRATIONS.items():
+        if mechanism in mechanisms:
+            if value not in allowed:
+                raise CliUsageError(
+                    f"--calibration: {value!r} is not a calibration of the {mechanism} "
+                    f"mechanism; allowed: {', '.join(allowed)}"
+                )
+            chosen[f"{mechanism}_calibration"] = value
+    if not chosen:
+        raise CliUsageError(
+            f"--calibration: the swept mechanisms ({', '.join(mechanisms)}) have no "
+            "calibration; it is for gaussian (classic, analytic) and exponential "
+            "(standard, full)"
+        )
+    return chosen
+
+
+@contextlib.contextmanager
+def _as_options() -> Iterator[None]:
+    """Name the command's options, not the Python parameters, in the sweep's errors."""
+    from veil.errors import VeilError
+
+    try:
+        yield
+    except VeilError as exc:
+        text = str(exc)
+        name, colon, rest = text.partition(":")
+        if colon and name in _SWEEP_OPTIONS:
+            text = f"{_SWEEP_OPTIONS[name]}:{rest}"
+        text = re.sub(r"calibration='(\w+)'", r"--calibration \1", text)
+        raise CliUsageError(text) from None
+
+
 def _sweep_plan_column(
     plan_file: Path,
     column: str,
@@ -286,6 +385,7 @@ def _sweep_plan_column(
     seed: int | None,
     sample: Path | None = None,
     private_input: bool = False,
+    calibration: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     from veil.release import load_plan
     from veil.release.sweep import sweep as run_sweep
@@ -297,6 +397,8 @@ def _sweep_plan_column(
         arguments["mechanisms"] = split_list(mechanisms, "--mechanisms")
     if delta is not None:
         arguments["delta"] = delta
+    if calibration is not None:
+        arguments.update(_calibration(calibration, arguments["mechanisms"]))
     public_input = plan.input.dataset is not None  # a bundled, published dataset
     if sample is not None:
         spec = plan.input.model_copy(update={"path": sample, "dataset": None, "format": None})
@@ -341,17 +443,18 @@ def _sweep_plan_column(
         "rows_dropped": len(frame) - len(complete),
         "measured_on": source,
     }
-    result = run_sweep(
-        complete[used],
-        column,
-        arguments.pop("mechanisms"),
-        epsilons,
-        runs=runs,
-        features=chosen,
-        metric=metric,  # type: ignore[arg-type]  # checked by the sweep
-        rng=seed,
-        **arguments,
-    )
+    with _as_options():
+        result = run_sweep(
+            complete[used],
+            column,
+            arguments.pop("mechanisms"),
+            epsilons,
+            runs=runs,
+            features=chosen,
+            metric=metric,  # type: ignore[arg-type]  # checked by the sweep
+            rng=seed,
+            **arguments,
+        )
     return result, info
 
 
@@ -414,6 +517,15 @@ def sweep(
             "is not gaussian.",
         ),
     ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            "--calibration",
+            help="With a plan: gaussian: classic (epsilon <= 1) or analytic; exponential: "
+            "standard (trasgoDP's, spends epsilon/2) or full. Default: the plan's "
+            "treatment's (classic and standard when the plan's mechanism is another).",
+        ),
+    ] = None,
     sample: Annotated[
         Path | None,
         typer.Option(
@@ -446,15 +558,24 @@ def sweep(
     info: dict[str, Any] = {}
     with captured_warnings() as caught, status("sweeping"):
         if paper:
-            if any(v is not None for v in (column, mechanisms, features, delta)):
-                raise CliUsageError("--column, --mechanisms, --features, --delta: not with --paper")
+            given = {
+                "--column": column,
+                "--mechanisms": mechanisms,
+                "--features": features,
+                "--delta": delta,
+                "--calibration": calibration,
+            }
+            if any(v is not None for v in given.values()):
+                named = [k for k, v in given.items() if v is not None]
+                raise CliUsageError(f"{', '.join(named)}: not with --paper")
             from veil.datasets import load_adult
             from veil.release.sweep import PAPER_EPSILONS, PAPER_FEATURES, paper_protocol
 
             adult = load_adult().dropna(subset=list(PAPER_FEATURES))
-            frame = paper_protocol(
-                adult, runs=runs, epsilons=grid or list(PAPER_EPSILONS), rng=seed
-            )
+            with _as_options():
+                frame = paper_protocol(
+                    adult, runs=runs, epsilons=grid or list(PAPER_EPSILONS), rng=seed
+                )
             name = "paper"
             info = {"features": list(PAPER_FEATURES), "rows": len(adult)}
         else:
@@ -475,6 +596,7 @@ def sweep(
                 seed,
                 sample=sample,
                 private_input=private_input,
+                calibration=calibration,
             )
             name = column
         paths = write_sweep(frame, output_folder(out), name=name)
@@ -543,8 +665,13 @@ def _check_recorded_hash(path: Path, wanted: str | None, name: str, source: str)
 def report(
     original: Annotated[Path, typer.Argument(help="The table before protection.")],
     released: Annotated[Path, typer.Argument(help="The released table.")],
-    manifest: Annotated[Path, typer.Option("--manifest", help="The release's manifest.json.")],
-    out: Annotated[Path, typer.Option("--out", help="The report to write (.html).")],
+    manifest: Annotated[
+        Path | None,
+        typer.Option("--manifest", help="The release's manifest.json (required)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The report to write (.html; required).")
+    ] = None,
     qi: Annotated[
         str | None,
         typer.Option("--qi", help="Quasi-identifiers, comma-separated; default the plan's."),
@@ -591,6 +718,13 @@ def report(
     """
     from veil.release.report import build_report, write_report
 
+    if manifest is None:
+        raise CliUsageError(
+            "--manifest: required: the manifest.json that veil release wrote beside the "
+            "released file (the report reads the plan and the ledger from it)"
+        )
+    if out is None:
+        raise CliUsageError("--out: required: the report to write, a file ending in .html")
     if out.suffix.lower() not in (".html", ".htm"):
         raise CliUsageError(f"--out: must end in .html, got {os.fspath(out)!r}")
     if not out.resolve().parent.is_dir():

@@ -1258,29 +1258,59 @@ _TOO_SMALL_M = 1.0
 _TOO_LARGE_M = 10_000.0
 
 
+def expected_scale(
+    method: str,
+    *,
+    epsilon: float | None = None,
+    radius_m: float | None = None,
+    kind: str = "disc",
+    r_min_m: float | None = None,
+    r_max_m: float | None = None,
+    cell_m: float | None = None,
+    root_size_m: float | None = None,
+) -> tuple[str, float | None]:
+    """What a location mask's parameters say of the displacement: a phrase and metres.
+
+    From the parameters alone (no data): the median displacement of planar Laplace
+    (``epsilon`` per metre), jitter and donut masking, the cell side of a grid, the root
+    cell of quadtree cloaking (or None when the data set it).
+    """
+    if method == "planar_laplace" and epsilon is not None:
+        return "expected median displacement", _GAMMA2_MEDIAN / float(epsilon)
+    if method == "jitter" and radius_m is not None:
+        factor = math.sqrt(2.0 * math.log(2.0)) if kind == "gaussian" else 1.0 / math.sqrt(2.0)
+        return "expected median displacement", float(radius_m) * factor
+    if method == "donut" and r_min_m is not None and r_max_m is not None:
+        inner, outer = float(r_min_m), float(r_max_m)
+        return "expected median displacement", math.sqrt((inner**2 + outer**2) / 2.0)
+    if method == "grid" and cell_m is not None:
+        return "cell side", float(cell_m)
+    if method == "cloak" and root_size_m is not None:
+        return "root cell side (cells halve until each holds k locations)", float(root_size_m)
+    if method == "cloak":
+        return "cell size set by the data (each cell holds at least k locations)", None
+    return "displacement not known before the run", None
+
+
 def _expected_scale(
     mask_name: GeoMask, values: dict[str, Any], kind: str, root_m: str | None
 ) -> tuple[str, float | None]:
-    """What the mask's parameters say of the displacement: a phrase and metres (or None)."""
-    if mask_name is GeoMask.planar_laplace:
-        metres = _GAMMA2_MEDIAN / float(values["--epsilon"])
-        return "expected median displacement", metres
-    if mask_name is GeoMask.jitter:
-        radius = float(values["--radius-m"])
-        factor = math.sqrt(2.0 * math.log(2.0)) if kind == "gaussian" else 1.0 / math.sqrt(2.0)
-        return "expected median displacement", radius * factor
-    if mask_name is GeoMask.donut:
-        inner, outer = float(values["--r-min-m"]), float(values["--r-max-m"])
-        return "expected median displacement", math.sqrt((inner**2 + outer**2) / 2.0)
-    if mask_name is GeoMask.grid:
-        return "cell side", float(values["--cell-m"])
-    if root_m is not None:
-        size = split_numbers(root_m, "--root-m", count=3)[2]
-        return "root cell side (cells halve until each holds k locations)", size
-    return "cell size set by the data (each cell holds at least k locations)", None
+    """What the mask's options say of the displacement: a phrase and metres (or None)."""
+    root = None if root_m is None else split_numbers(root_m, "--root-m", count=3)[2]
+    return expected_scale(
+        mask_name.value.replace("-", "_"),
+        epsilon=values["--epsilon"],
+        radius_m=values["--radius-m"],
+        kind=kind,
+        r_min_m=values["--r-min-m"],
+        r_max_m=values["--r-max-m"],
+        cell_m=values["--cell-m"],
+        root_size_m=root,
+    )
 
 
-def _scale_warnings(phrase: str, metres: float | None) -> Warnings:
+def scale_warnings(phrase: str, metres: float | None) -> Warnings:
+    """A warning when the displacement is under 1 m (no protection) or over 10 km."""
     if metres is None or not math.isfinite(metres) or metres <= 0.0:
         return []
     if metres < _TOO_SMALL_M:
@@ -1303,7 +1333,8 @@ def _scale_warnings(phrase: str, metres: float | None) -> Warnings:
     return []
 
 
-def _metres(value: float | None) -> str:
+def metres_text(value: float | None) -> str:
+    """`` 168 m`` or `` 1.2 km`` (empty for None)."""
     if value is None:
         return ""
     return f" {value / 1000:.3g} km" if value >= 1000 else f" {value:.3g} m"
@@ -1488,8 +1519,8 @@ def geo(
     projection = _projection(toolkit, centre, crs, projection_method)
 
     phrase, metres = _expected_scale(mask_name, values, kind, root_m)
-    scale = _scale_warnings(phrase, metres)
-    print_note(f"veil: geo: {mask_name.value}: {phrase}{_metres(metres)}")
+    scale = scale_warnings(phrase, metres)
+    print_note(f"veil: geo: {mask_name.value}: {phrase}{metres_text(metres)}")
     print_warnings(scale)
 
     frame = read_table(data, sep=sep, encoding=encoding)
@@ -1583,7 +1614,7 @@ def geo(
         _print_costs(costs)
     written_to = f"{out}" + (f" and {map_file}" if map_file is not None else "")
     print_text(
-        f"{mask_name.value}: {_GUARANTEE[mask_name]}; {phrase}{_metres(metres)}; "
+        f"{mask_name.value}: {_GUARANTEE[mask_name]}; {phrase}{metres_text(metres)}; "
         f"{len(released)} of {len(frame)} rows ({_order_text(keep_order)}); wrote "
         f"{written_to}{_escaped_text(written)}"
     )
