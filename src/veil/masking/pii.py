@@ -391,6 +391,76 @@ def _presidio_analyzer(language: str) -> AnalyzerEngine:
     return AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=[language])
 
 
+# What a text must hold for a recognizer to find anything in it: every pattern of
+# Presidio's e-mail recognizer has an "@"; the phone matcher's candidates (Google's
+# phonenumbers), the card and IBAN patterns need a decimal digit; the IPv4 patterns
+# need digits and every IPv6 pattern a ":". A text lacking them is not analysed for
+# that entity type, which cannot change the findings.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "EMAIL_ADDRESS": ("@",),
+    "PHONE_NUMBER": ("digit",),
+    "CREDIT_CARD": ("digit",),
+    "IBAN_CODE": ("digit",),
+    "IP_ADDRESS": ("digit", ":"),
+}
+
+
+def _possible(texts: pd.Series, entities: tuple[str, ...]) -> np.ndarray:
+    """Per text and entity type (texts x entities), whether the text holds what the
+    recognizer needs (:data:`_NEEDS`); one pass over the texts per character class.
+
+    Python's ``re`` decides what a digit is, as in the recognizers (``\\d`` is any
+    Unicode decimal digit there, not only ASCII ones).
+    """
+    strings = texts.astype(object).str
+    holds = {
+        c: found.to_numpy(dtype=bool, na_value=False)
+        for c, found in (
+            ("digit", strings.contains(r"\d", regex=True)),
+            ("@", strings.contains("@", regex=False)),
+            (":", strings.contains(":", regex=False)),
+        )
+    }
+    columns = [np.logical_or.reduce([holds[c] for c in _NEEDS[e]]) for e in entities]
+    return np.stack(columns, axis=1) if columns else np.zeros((len(texts), 0), dtype=bool)
+
+
+def _presidio_results(
+    texts: pd.Series, entities: tuple[str, ...], language: str
+) -> list[list[Any]]:
+    """Presidio's findings for each text, as ``AnalyzerEngine.analyze`` returns them.
+
+    Texts are grouped by the entity types they can hold (:func:`_possible`); each group
+    goes through Presidio's ``BatchAnalyzerEngine`` (spaCy's ``nlp.pipe`` in batches)
+    with those entity types only, and texts that can hold none are not analysed. A
+    recognizer that cannot match a text adds nothing to its findings, so they are the
+    same as analysing every text for every type.
+    """
+    from presidio_analyzer import BatchAnalyzerEngine
+
+    batch = BatchAnalyzerEngine(_presidio_analyzer(language))
+    strings: list[str] = texts.tolist()
+    found: list[list[Any]] = [[] for _ in strings]
+    possible = _possible(texts, entities)
+    if not len(strings):
+        return found
+    kinds, group = np.unique(possible, axis=0, return_inverse=True)
+    group = np.asarray(group).ravel()
+    for k, kind in enumerate(kinds):
+        if not kind.any():
+            continue
+        rows = np.flatnonzero(group == k)
+        results = batch.analyze_iterator(
+            [strings[i] for i in rows],
+            language=language,
+            batch_size=256,
+            entities=[e for e, ok in zip(entities, kind, strict=True) if ok],
+        )
+        for i, result in zip(rows.tolist(), results, strict=True):
+            found[i] = result
+    return found
+
+
 def _scan_presidio(
     texts: pd.Series, entities: tuple[str, ...], language: str, replacement: str | None
 ) -> tuple[np.ndarray, pd.Series]:
@@ -400,16 +470,11 @@ def _scan_presidio(
     Presidio's anonymizer: the higher score wins, then the longer span; the counts are
     of the spans kept, so that they match what :func:`redact_pii` replaces.
     """
-    from presidio_analyzer import BatchAnalyzerEngine
-
-    analyzer = _presidio_analyzer(language)
-    results = BatchAnalyzerEngine(analyzer).analyze_iterator(
-        texts.tolist(), language=language, batch_size=256, entities=list(entities)
-    )
+    results = _presidio_results(texts, entities, language)
     counts = np.zeros((len(texts), len(entities)), dtype=np.int64)
     strings: list[str] = texts.tolist()
     redacted = list(strings)
-    # Presidio analyses text by text; only texts with findings reach this loop.
+    # Only texts with findings reach this loop.
     for i in (i for i, found in enumerate(results) if found):
         ranked = sorted(results[i], key=lambda r: (-r.score, r.start - r.end, r.start))
         kept: list[tuple[int, int, str]] = []
