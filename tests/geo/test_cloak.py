@@ -43,7 +43,7 @@ def _clustered(seed: int, n: int = 3000) -> tuple[np.ndarray, np.ndarray]:
 def _rescan(
     x: np.ndarray, y: np.ndarray, k: int, bounds: tuple[float, float, float], max_depth: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The seed's per-point rescan (seed 003, quadtree_cloak) over the same square."""
+    """The per-point rescan of Gruteser and Grunwald (2003) over the same square."""
     xy = np.column_stack([x, y])
     centres = np.empty_like(xy)
     sizes = np.empty(len(xy))

@@ -18,8 +18,8 @@ CENTRE = (39.0, -94.5)
 # The seed's quadtree root: the square [-20, 20) km on both axes, in the city's aeqd metres.
 SEED_CLOAK_BOUNDS = (-20000.0, -20000.0, 40000.0)
 
-# Seed 003 (003_13abe91db1d14eb6), section 83.6.2, the printed
-# table: method, reid_rate, median_shift_km, density_corr, rounded to 3 decimals.
+# The reference comparison's printed table: method, reid_rate, median_shift_km,
+# density_corr, rounded to 3 decimals.
 SEED_TABLE = [
     ("grid", "cell 100 m", 0.752, 0.040, 0.999),
     ("grid", "cell 250 m", 0.380, 0.099, 0.996),
@@ -36,11 +36,11 @@ SEED_TABLE = [
     ("cloak", "k = 10", 0.062, 0.231, 0.984),
     ("cloak", "k = 25", 0.025, 0.338, 0.941),
     ("cloak", "k = 50", 0.011, 0.549, 0.866),
-    ("geo-ind", "eps = 40 per km", 0.689, 0.041, 0.999),
-    ("geo-ind", "eps = 15 per km", 0.359, 0.112, 0.997),
-    ("geo-ind", "eps = 6 per km", 0.162, 0.278, 0.996),
-    ("geo-ind", "eps = 3 per km", 0.089, 0.555, 0.988),
-    ("geo-ind", "eps = 1.5 per km", 0.039, 1.117, 0.954),
+    ("geo-ind", "eps = 0.04 per m", 0.689, 0.041, 0.999),
+    ("geo-ind", "eps = 0.015 per m", 0.359, 0.112, 0.997),
+    ("geo-ind", "eps = 0.006 per m", 0.162, 0.278, 0.996),
+    ("geo-ind", "eps = 0.003 per m", 0.089, 0.555, 0.988),
+    ("geo-ind", "eps = 0.0015 per m", 0.039, 1.117, 0.954),
 ]
 N_CITY = 4200
 N_PROBES = 500
@@ -135,7 +135,7 @@ def test_custom_settings_and_method_order(small_city: pd.DataFrame) -> None:
         rng=_rng(12),
     )
     assert list(table["method"]) == ["geo-ind", "geo-ind", "grid"]
-    assert list(table["setting"]) == ["eps = 10 per km", "eps = 2 per km", "cell 300 m"]
+    assert list(table["setting"]) == ["eps = 0.01 per m", "eps = 0.002 per m", "cell 300 m"]
     assert list(table.columns) == [
         "method",
         "setting",

@@ -31,7 +31,8 @@ def small() -> pd.DataFrame:
 
 
 def _seed_registry() -> pd.DataFrame:
-    # The synthetic registry of seed section 83.3, generated exactly as there.
+    # A synthetic registry (zip, age, birth day, sex, diagnosis) with published risk
+    # figures, generated exactly as the reference computation generates it.
     rng = np.random.default_rng(1201)
     n = 6000
     zip_codes = np.array([f"65{1 + (z >= 12)}{z:02d}" for z in range(40)])

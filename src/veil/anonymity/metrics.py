@@ -19,8 +19,8 @@
   records and QIs; a suppressed record's value is the hierarchy's root (its loss is
   ``-log2(count(original) / n)``).
 
-Lower is better for every metric. ``"classes"`` (released equivalence classes, as in the
-seed's lattice table) is reported beside them, not an objective.
+Lower is better for every metric. ``"classes"`` (released equivalence classes) is
+reported beside them, not an objective.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Attributes attached to locations: swap or bin them within grid cells.
 
-Seed 003, section 83.6.4: after the spatial treatment, an exact rare attribute value in
-a sparse cell (the one mansion in a rural cell) can undo the spatial protection.
-Swapping the attribute among the records of the same cell keeps its spatial pattern
-while breaking the link to any household; binning coarsens the value itself.
+After the spatial treatment, an exact rare attribute value in a sparse cell (the one
+mansion in a rural cell) can undo the spatial protection. Swapping the attribute among
+the records of the same cell keeps its spatial pattern while breaking the link to any
+household; binning coarsens the value itself.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Compare the geographic mask families on one privacy and utility scale.
 
-Seed 003, sections 83.6.2 and 83.6.3: each family (grid aggregation, donut masking,
-quadtree cloaking, geo-indistinguishability) runs over a grid of its parameter on the
+Each family (grid aggregation, donut masking, quadtree cloaking, geo-indistinguishability)
+runs over a grid of its parameter on the
 same data, and every release is scored with :func:`veil.geo.evaluate.evaluate_xy`
 against the same probe points, in the same projection.
 """
@@ -26,8 +26,8 @@ from veil.rng import RngLike, resolve_rng
 
 __all__ = ["DEFAULT_SETTINGS", "compare", "plot_comparison"]
 
-#: Parameter grids of seed 003, section 83.6.2, in metres: grid cell side; donut outer
-#: radius (inner radius is half of it); cloak k; planar Laplace epsilon per metre.
+#: Parameter grids of the comparison, in metres: grid cell side; donut outer radius
+#: (inner radius is half of it); cloak k; planar Laplace epsilon per metre.
 DEFAULT_SETTINGS: Mapping[str, tuple[float, ...]] = {
     "grid": (100.0, 250.0, 500.0, 1000.0, 2000.0),
     "donut": (50.0, 150.0, 300.0, 600.0, 1200.0),
@@ -58,7 +58,7 @@ def _label(method: str, value: float) -> str:
         return f"r in [{_number(value / 2)}, {_number(value)}] m"
     if method == "cloak":
         return f"k = {int(value)}"
-    return f"eps = {_number(round(value * 1000.0, 9))} per km"
+    return f"eps = {_number(value)} per m"
 
 
 def _check_settings(
@@ -113,8 +113,8 @@ def compare(
     """Run each mask family over a parameter grid and score every release.
 
     Every release is evaluated against the same true points, probe points and local
-    projection (seed 003, section 83.6.2): re-identification rate of a nearest-neighbour
-    linkage attack, displacement and the correlation of the number of residents within
+    projection: re-identification rate of a nearest-neighbour linkage attack (Zandbergen
+    2014), displacement and the correlation of the number of residents within
     ``density_radius_m`` of 500 probe points.
 
     Parameters
@@ -143,8 +143,8 @@ def compare(
         Square region of the cloaking quadtree in the projection's metres; default: the
         data's bounding square.
     cloak_variant : {"reciprocal", "paper"}, default "reciprocal"
-        Quadtree construction (:func:`veil.geo.cloak`); ``"paper"`` reproduces the
-        seed's table.
+        Quadtree construction (:func:`veil.geo.cloak`); ``"paper"`` rescans the points
+        per quadrant as Gruteser and Grunwald (2003) describe.
 
     Returns
     -------
@@ -217,7 +217,7 @@ def _cloak(
 
 
 def plot_comparison(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Draw the two-panel privacy/utility figure of seed 003 (Figure 83.2) to a file.
+    """Draw the two-panel privacy/utility figure of a comparison to a file.
 
     Left: re-identification rate against median displacement (metres, log scale).
     Right: re-identification rate against ``1 - density_corr`` (log scale; values below

@@ -1,6 +1,6 @@
 """Privacy and utility of a location release on one scale for every mask.
 
-Seed 003, section 83.6.2: privacy is the success of a linkage attack by an adversary
+Privacy is the success of a linkage attack (Zandbergen 2014) by an adversary
 who holds the true locations and assigns each released point to the nearest true one;
 utility is the displacement and the fidelity of a neighbourhood-density feature (true
 residents versus released residents within a radius of probe points). Distances are
@@ -40,7 +40,7 @@ def _scipy_spatial() -> Any:
 
 @dataclass(frozen=True, eq=False)
 class LocationEvaluation:
-    """Linkage risk and utility of one location release (seed 003, section 83.6.2).
+    """Linkage risk and utility of one location release (after Zandbergen 2014).
 
     Attributes
     ----------
@@ -275,7 +275,7 @@ def evaluate(
     """Measure the linkage risk and utility of a masked location release.
 
     An adversary holding the true locations of ``original`` links each released point
-    of ``masked`` to its nearest true location (seed 003, section 83.6.2); the
+    of ``masked`` to its nearest true location (Zandbergen 2014); the
     re-identification rate is the share of rows linked to themselves. Utility is the
     displacement and the correlation of a neighbourhood-density feature. Both frames
     are projected with one local projection in metres.

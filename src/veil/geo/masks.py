@@ -169,9 +169,9 @@ def grid(
 ) -> pd.DataFrame:
     """Aggregate locations to the centres of square cells of ``cell_m`` metres.
 
-    Deterministic; no formal guarantee (seed 003, section 83.6.1). With ``min_count``,
-    points in cells holding fewer than ``min_count`` points are suppressed (their
-    coordinates become missing), so no released cell centre stands for fewer people.
+    Deterministic; no formal guarantee (Armstrong, Rushton and Zimmerman 1999). With
+    ``min_count``, points in cells holding fewer than ``min_count`` points are suppressed
+    (their coordinates become missing), so no released cell centre stands for fewer people.
     The cells are anchored on the projection's origin, so with a public projection no
     record moves another's cell.
 
@@ -293,7 +293,7 @@ def donut(
 
     Uniform over the annulus area (radius ``√U(r_min², r_max²)``) and over the angle, so
     that no point stays within ``r_min_m`` of its true location (Armstrong, Rushton and
-    Zimmerman 1999; seed 003, section 83.6.1). No formal guarantee.
+    Zimmerman 1999; Hampton et al. 2010). No formal guarantee.
 
     Parameters
     ----------

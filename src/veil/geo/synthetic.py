@@ -1,8 +1,8 @@
 """A synthetic metro area for testing and comparing geographic masks.
 
-The generator of seed 003, section 83.6.2: residents of a dense core, two suburbs and a
-rural scatter, drawn in kilometres around a centre and mapped to degrees through an
-azimuthal equidistant projection centred there (exact for distances from the centre).
+Residents of a dense core, two suburbs and a rural scatter, drawn in kilometres around a
+centre and mapped to degrees through an azimuthal equidistant projection centred there
+(exact for distances from the centre).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def synthetic_city(
     In kilometres from ``centre``: the core is normal around (0, 0) with standard
     deviation 1.5 km, suburb A normal around (8, 5) with 1.2 km, suburb B normal around
     (-6, 7) with 1.0 km, and the rural residents uniform over the square [-15, 15]² km
-    (seed 003, section 83.6.2). The kilometre coordinates are mapped to degrees by the
+    The kilometre coordinates are mapped to degrees by the
     azimuthal equidistant projection centred on ``centre``
     (:func:`veil.geo.projection_at`), so ``projection_at(*centre)`` maps ``lat, lon``
     back to ``1000 * (x_km, y_km)`` metres.

@@ -1,7 +1,7 @@
 """Central-DP helpers for reports: noisy counts, histograms and a clipped mean.
 
 These protect aggregates computed by a trusted curator (central DP), not records; the
-cost notion is ``"dp-central"`` per dataset. See seed 003, section 83.5.
+cost notion is ``"dp-central"`` per dataset. See Dwork and Roth (2014), chapter 3.
 """
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ def summary(
     """Summarize re-identification risk: prosecutor, journalist and marketer models.
 
     Measures only: nothing is released or changed. The prosecutor risk of a record in a
-    class of size ``f`` is ``1 / f`` (seed section 83.3; El Emam 2013; ARX).
+    class of size ``f`` is ``1 / f`` (El Emam and Dankar 2008; El Emam 2013; ARX).
 
     Parameters
     ----------
@@ -342,7 +342,7 @@ def qi_scan(
     max_combinations: int = 100_000,
     time_limit: float | None = None,
 ) -> pd.DataFrame:
-    """Risk of every quasi-identifier combination: the table of seed section 83.3.
+    """Risk of every quasi-identifier combination: classes, uniques and prosecutor risk.
 
     Measures only: nothing is released or changed.
 
@@ -477,7 +477,7 @@ def attribute_disclosure(
 
     Knowing that someone is in such a class reveals their sensitive value with
     probability at least ``threshold`` without identifying their record (Machanavajjhala
-    et al. 2007; the 80% check of seed section 83.4).
+    et al. 2007, the homogeneity attack, with 80 % as the default threshold).
 
     Parameters
     ----------
