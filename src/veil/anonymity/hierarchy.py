@@ -279,11 +279,12 @@ class Hierarchy:
     def _exact_codes(self, series: pd.Series) -> npt.NDArray[np.intp] | None:
         """Level-0 codes when every entry is a level-0 label as a string, else None.
 
-        One hash lookup per record (Arrow's ``index_in`` for Arrow strings, the label
-        index for objects) instead of factorizing first: the common case of a column
-        the hierarchy covers. A string equals its ``str()``; anything else (missing
-        values, numbers, values the hierarchy lacks) finds no label here and is left to
-        :meth:`encode`'s general path, which also reports what is not covered.
+        The common case of a column the hierarchy covers, without ``str()`` per
+        distinct value: one hash lookup per record for Arrow strings (``index_in``), a
+        factorization and a lookup of the distinct values for objects. A string equals
+        its ``str()``; anything else (missing values, numbers, values the hierarchy
+        lacks) finds no label here and is left to :meth:`encode`'s general path, which
+        also reports what is not covered.
         """
         dtype = series.dtype
         if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
@@ -296,10 +297,13 @@ class Hierarchy:
                 return None
             return np.asarray(found.to_numpy(), dtype=np.intp)
         if pd.api.types.is_object_dtype(dtype):
-            codes = self._index.get_indexer(pd.Index(series, dtype=object, copy=False))
-            if (codes < 0).any():
+            # Factorize first: repeated values are often the same object (read_csv
+            # shares them), which the hash table recognizes without comparing text.
+            codes, uniques = pd.factorize(series.to_numpy(), sort=False)
+            found = self._index.get_indexer(pd.Index(uniques, dtype=object, copy=False))
+            if (codes < 0).any() or (found < 0).any():
                 return None
-            return np.asarray(codes, dtype=np.intp)
+            return np.asarray(found, dtype=np.intp)[codes]
         return None
 
     def generalize(self, series: pd.Series, level: int) -> pd.Series:
