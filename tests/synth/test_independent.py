@@ -62,7 +62,7 @@ def test_a_delta_not_below_one_over_n_warns(members: pd.DataFrame) -> None:
 def test_synthesizers_are_made_by_name_with_checked_settings() -> None:
     assert isinstance(make_synthesizer("independent"), IndependentMarginals)
     assert make_synthesizer("mst", iters=10).iters == 10
-    assert set(SYNTHESIZERS) == {"mst", "aim", "independent"}
+    assert set(SYNTHESIZERS) == {"mst", "aim", "independent", "dpwgan"}
     with pytest.raises(ParameterError, match=r"^synthesizer: 'ctgan' is unknown; allowed"):
         make_synthesizer("ctgan")
     with pytest.raises(ParameterError, match=r"^synthesizer settings: \['epochs'\]"):

@@ -9,6 +9,9 @@ notion ``"dp-synthetic"`` per dataset.
 * :class:`MST` and :class:`AIM`: marginal-based (McKenna et al. 2021, 2022), estimated
   with mbi 2.0 (``pip install 'veil[synth]'``).
 * :class:`IndependentMarginals`: the baseline of one noisy histogram per column.
+* :class:`DPWGAN`: a conditional Wasserstein GAN whose critic learns under DP-SGD
+  (Xie et al. 2018), in JAX with optax, accounted with dp-accounting
+  (``pip install 'veil[gan]'``).
 
 Domains (:class:`TableDomain`) are public inputs: categories, bounds and bins; numeric
 bounds nobody can declare are estimated under DP by :func:`dp_bounds`, whose cost the
@@ -19,7 +22,9 @@ from veil.synth.accounting import ZCDPAccountant, ZCDPEntry, epsilon_from_rho, r
 from veil.synth.base import Synthesizer, SynthModel
 from veil.synth.bounds import DPBounds, dp_bounds, dp_quantile
 from veil.synth.domain import CategoricalColumn, ColumnDomain, NumericColumn, TableDomain
+from veil.synth.dpsgd import DPSGDAccounting, calibrate_noise
 from veil.synth.fidelity import marginal_tvd
+from veil.synth.gan import DPWGAN, DPWGANModel
 from veil.synth.graphical import GraphicalModel
 from veil.synth.independent import IndependentMarginals
 from veil.synth.marginal import AIM, MST
@@ -28,11 +33,14 @@ from veil.synth.registry import SYNTHESIZERS, make_synthesizer
 
 __all__ = [
     "AIM",
+    "DPWGAN",
     "MST",
     "SYNTHESIZERS",
     "CategoricalColumn",
     "ColumnDomain",
     "DPBounds",
+    "DPSGDAccounting",
+    "DPWGANModel",
     "GraphicalModel",
     "IndependentMarginals",
     "Measurement",
@@ -42,6 +50,7 @@ __all__ = [
     "TableDomain",
     "ZCDPAccountant",
     "ZCDPEntry",
+    "calibrate_noise",
     "dp_bounds",
     "dp_quantile",
     "epsilon_from_rho",

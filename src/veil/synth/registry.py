@@ -10,6 +10,7 @@ from typing import Any
 
 from veil.errors import ParameterError
 from veil.synth.base import Synthesizer
+from veil.synth.gan import DPWGAN
 from veil.synth.independent import IndependentMarginals
 from veil.synth.marginal import AIM, MST
 
@@ -19,6 +20,7 @@ SYNTHESIZERS: dict[str, type[Synthesizer]] = {
     "mst": MST,
     "aim": AIM,
     "independent": IndependentMarginals,
+    "dpwgan": DPWGAN,
 }
 """Every synthesizer veil knows, by the name a plan gives it."""
 
