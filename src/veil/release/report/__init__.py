@@ -82,18 +82,30 @@ def build_report(
     identifier-like columns (more distinct values than half the rows, and more than 50)
     are never drawn. Building the report spends no privacy budget.
 
-    Sections: summary (rows and columns in and out, input hash, totals per privacy
-    notion, timings); the privacy ledger (per column: treatment, parameters, cost);
-    re-identification risk before and after (:func:`veil.risk.summary` on the
-    quasi-identifiers, class-size profile, attribute disclosure of each sensitive
-    column); distributions before and after (histogram for numeric columns, top
-    categories for the others); divergences (:func:`veil.metrics.divergence_distributions`
-    where a column has the same kind before and after); correlation loss
+    Sections: the verdict (what was protected and how, the cost per record, what is
+    left at risk, what is not protected, in words: "age in 20-year bands"); what needs
+    attention, each finding with what to change in the plan (values piled on a clipping
+    bound, original values outside the public bounds, a distribution moved by a TVD of
+    0.3 or more, a quasi-identifier generalized to ``*``, a noised quasi-identifier the
+    noise leaves nearly exact, records singled out on what an attacker can match,
+    classes that reveal a sensitive value beyond its base rate, privacy warnings); the
+    privacy ledger (per column: treatment, parameters, cost); re-identification risk
+    before (:func:`veil.risk.summary` on every quasi-identifier) and after release, on
+    the quasi-identifiers an attacker can match exactly (a noised or pseudonymized one
+    is no class key), with the class-size profile and attribute disclosure (homogeneity
+    on a majority value told apart from real disclosure); distributions before and
+    after, each column drawn as its type (codes as bars in value order, numbers as
+    histograms, categories by frequency, generalized intervals in interval order with
+    the original counted into them); divergences
+    (:func:`veil.metrics.divergence_distributions`; numeric columns also on 20 bins;
+    pseudonymized and identifier-like columns left out); correlation loss
     (:func:`veil.metrics.correlation_loss` with both correlation matrices); machine
     learning utility (:func:`veil.metrics.ml_utility`, if ``target`` is given); a map per
     location pair (original and released points, a zoom on the densest area, and
-    :func:`veil.geo.evaluate`'s linkage and utility measures); the manifest's warnings;
-    what is not protected.
+    :func:`veil.geo.evaluate`'s linkage and utility measures); the warnings (the
+    release's, and the libraries' apart, without file paths); what is not protected;
+    the run's details (rows, input hash, totals, timings); the definition of every
+    measure, with its reference.
 
     Parameters
     ----------
@@ -138,6 +150,8 @@ def build_report(
     -------
     str
         The HTML page. Every string that comes from the data or the manifest is escaped.
+        The page loads nothing: its only addresses are the references of the
+        definitions, as links a reader may follow.
 
     Raises
     ------
@@ -169,8 +183,8 @@ def build_report(
     ...     adult, adult.drop(columns=["fnlwgt"]), manifest={},
     ...     quasi_identifiers=["age", "sex"], sensitive=[], locations=[], target=None,
     ... )
-    >>> page.startswith("<!DOCTYPE html>"), "://" in page
-    (True, False)
+    >>> page.startswith("<!DOCTYPE html>"), 'src="http' in page, "<script" in page
+    (True, False, False)
     """
     for name, frame in (("original", original), ("released", released)):
         if not isinstance(frame, pd.DataFrame):
