@@ -27,7 +27,7 @@ from veil.errors import ParameterError
 from veil.mechanisms import PrivacyCost, PrivacyLedger
 from veil.release.errors import BudgetError
 from veil.release.plan import Budget, Plan
-from veil.release.steps import ANONYMIZATION, LOCATIONS, planned_column
+from veil.release.steps import ANONYMIZATION, LOCATIONS, SHARE, planned_column
 from veil.release.steps.base import LedgerStep
 
 __all__ = [
@@ -58,15 +58,20 @@ class ReleaseLedger:
         return ledger
 
     def total(self, notion: str) -> PrivacyCost:
-        """Sequential composition of the steps of ``notion`` (``"ldp"`` or ``"metric"``).
+        """Sequential composition of the steps of ``notion``.
 
-        ``ldp`` is per record; ``metric`` is per metre.
+        ``ldp`` is per record; ``metric`` is per metre; ``dp-synthetic`` (or
+        ``synthetic``) is central DP per dataset (the synthetic part of a share step).
         """
         if notion == "ldp":
             return self._composed().total("ldp", "record")
         if notion == "metric":
             return self._composed().total("metric", "metre")
-        raise ParameterError(f"notion: must be 'ldp' or 'metric', got {notion!r}")
+        if notion in ("dp-synthetic", "synthetic"):
+            return self._composed().total("dp-synthetic", "dataset")
+        raise ParameterError(
+            f"notion: must be 'ldp', 'metric' or 'dp-synthetic', got {notion!r}"
+        )
 
     def syntactic(self) -> list[str]:
         """The syntactic guarantees (k-anonymity and the like), one line each."""
@@ -77,8 +82,11 @@ class ReleaseLedger:
         ]
 
     def not_protected(self) -> list[str]:
-        """Columns released exactly as they are read (not even anonymized)."""
-        return [s.scope for s in self.steps if s.step == "keep"]
+        """Columns released exactly as they are read (not even anonymized).
+
+        A share step's exact columns (its Q) are among them: no DP covers them.
+        """
+        return [s.scope for s in self.steps if s.step in ("keep", "exact")]
 
     def without_guarantee(self) -> list[str]:
         """Steps that change values but state no privacy guarantee (``scope: step``).
@@ -110,7 +118,18 @@ class ReleaseLedger:
                     None if self.budget.metric is None else self.budget.metric.epsilon
                 ),
             },
+            "synthetic": self._synthetic_total(),
             "syntactic": self.syntactic(),
+        }
+
+    def _synthetic_total(self) -> dict[str, Any]:
+        synthetic, budget = self.total("dp-synthetic"), self.budget.synthetic
+        return {
+            "unit": "dataset",
+            "epsilon": synthetic.epsilon,
+            "delta": synthetic.delta,
+            "budget_epsilon": None if budget is None else budget.epsilon,
+            "budget_delta": None if budget is None else budget.delta,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,9 +181,27 @@ def plan_ledger(plan: Plan) -> ReleaseLedger:
             else s
             for s in steps
         ]
+    if plan.share is not None:
+        synthesized, exact = set(plan.share.synthesized), set(plan.share.quasi_identifiers)
+        steps = [
+            dataclasses.replace(
+                s,
+                step="synthesized",
+                guarantee="replaced by DP synthetic values (see the share step)",
+            )
+            if s.scope in synthesized
+            else dataclasses.replace(
+                s, step="exact", guarantee="released exactly by the share step: NOT covered by DP"
+            )
+            if s.scope in exact
+            else s
+            for s in steps
+        ]
     steps.extend(LOCATIONS.planned(i, loc) for i, loc in enumerate(plan.locations))
     if plan.anonymization is not None:
         steps.append(ANONYMIZATION.planned(plan.anonymization))
+    if plan.share is not None:
+        steps.append(SHARE.planned(plan.share))
     return ReleaseLedger(plan.name, tuple(steps), plan.budget)
 
 
@@ -185,6 +222,7 @@ def check_budget(ledger: ReleaseLedger) -> None:
     for notion, unit, declared in (
         ("ldp", "per record", ledger.budget.ldp),
         ("metric", "per metre", ledger.budget.metric),
+        ("dp-synthetic", "per dataset", ledger.budget.synthetic),
     ):
         total = ledger.total(notion)
         spending = [s for s in ledger.steps if s.cost is not None and s.cost.notion == notion]
@@ -289,15 +327,16 @@ def cross_check(ledger: ReleaseLedger, recorded: Sequence[dict[str, Any]]) -> li
         cost no step planned. Empty when the run spent exactly what was planned.
     """
     problems: list[str] = []
+    checked = ("ldp", "metric", "dp-synthetic")
     planned: dict[tuple[str, str], LedgerStep] = {
         (s.scope, s.cost.notion): s
         for s in ledger.steps
-        if s.cost is not None and s.cost.notion in ("ldp", "metric")
+        if s.cost is not None and s.cost.notion in checked
     }
     seen: set[tuple[str, str]] = set()
     for entry in recorded:
         key = (str(entry.get("scope", "")), str(entry.get("notion", "")))
-        if key[1] not in ("ldp", "metric"):
+        if key[1] not in checked:
             continue
         step = planned.get(key)
         if step is None or step.cost is None:
@@ -311,7 +350,14 @@ def cross_check(ledger: ReleaseLedger, recorded: Sequence[dict[str, Any]]) -> li
         for field in ("epsilon", "delta"):
             want = float(getattr(step.cost, field))
             got = float(entry.get(field, math.nan))
-            if not math.isclose(got, want, rel_tol=_REL_TOL, abs_tol=1e-15):
+            if key[1] == "dp-synthetic":
+                # A synthetic step plans a bound (its choices are made on the data): it
+                # may spend less, never more.
+                if not got <= want * (1 + _REL_TOL) + 1e-15:
+                    problems.append(
+                        f"{key[0]}: planned at most {field}={want:g} but the step recorded {got:g}"
+                    )
+            elif not math.isclose(got, want, rel_tol=_REL_TOL, abs_tol=1e-15):
                 problems.append(f"{key[0]}: planned {field}={want:g} but the step recorded {got:g}")
     for key in planned.keys() - seen:
         problems.append(f"{key[0]}: planned a {key[1]} cost but the step recorded none")

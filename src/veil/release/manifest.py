@@ -84,6 +84,8 @@ def not_protected(
     """
     kept = [n for n, s in plan.columns.items() if s.treatment.method == "keep"]
     anonymized = set(plan.anonymization.quasi_identifiers) if plan.anonymization else set()
+    exact: list[str] = list(plan.share.quasi_identifiers) if plan.share else []
+    synthesized = set(plan.share.synthesized) if plan.share else set()
     missing = [
         n
         for n, s in plan.columns.items()
@@ -91,8 +93,11 @@ def not_protected(
     ]
     missing += [f"{loc.lat}, {loc.lon}" for loc in plan.locations if loc.missing == "keep"]
     return {
-        "columns_kept_as_is": [n for n in kept if n not in anonymized],
+        "columns_kept_as_is": [
+            n for n in kept if n not in anonymized and n not in synthesized and n not in exact
+        ],
         "quasi_identifiers_generalized_only": sorted(anonymized),
+        "released_exactly_not_covered_by_dp": exact,
         "missingness_released_as_is": missing,
         "unlisted_columns_dropped": list(dropped_unlisted),
         "masked_without_formal_guarantee": [] if ledger is None else ledger.without_guarantee(),
@@ -170,6 +175,7 @@ class RunFacts:
     masking: Sequence[Mapping[str, Any]] = ()
     recorded: Sequence[Mapping[str, Any]] = ()
     anonymization: Mapping[str, Any] | None = None
+    share: Mapping[str, Any] | None = None
     allocation: Mapping[str, Any] | None = None
     dropped_unlisted: Sequence[str] = ()
     timings: dict[str, float] = field(default_factory=dict)
@@ -221,6 +227,21 @@ def _public_anonymization(info: Mapping[str, Any] | None) -> dict[str, Any] | No
     # Levels and suppressed records show in the release itself; the information-loss
     # metrics are measured on the raw table and stay with the custodian.
     return {k: v for k, v in info.items() if k != "metrics"}
+
+
+# What a share step measured on the raw records (utility, linkage, effectiveness, the
+# candidates' scores): the custodian's, not the public manifest's.
+_SHARE_MEASURED = ("candidates", "details")
+_CHOSEN_PUBLIC = ("pair", "epsilon", "delta", "instance")
+
+
+def _public_share(info: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if info is None:
+        return None
+    public = {k: v for k, v in info.items() if k not in _SHARE_MEASURED}
+    chosen = info.get("chosen", {})
+    public["chosen"] = {k: chosen[k] for k in _CHOSEN_PUBLIC if k in chosen}
+    return public
 
 
 def _public_allocation(info: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -280,6 +301,7 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
         "steps": _steps(facts),
         "masking": [_names_only(dict(m)) for m in facts.masking],
         "anonymization": _public_anonymization(facts.anonymization),
+        "share": _public_share(facts.share),
         "allocation": _public_allocation(facts.allocation),
         "totals": facts.ledger.totals(),
         "ledger_check": "the costs recorded by the steps equal the planned costs",
@@ -310,6 +332,7 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
         "input": dict(facts.input_info),
         "randomness": dict(facts.randomness),
         "anonymization": None if facts.anonymization is None else dict(facts.anonymization),
+        "share": None if facts.share is None else dict(facts.share),
         "allocation": None if facts.allocation is None else dict(facts.allocation),
         "risk": None if facts.risk is None else dict(facts.risk),
         "warnings": warning_records(caught),

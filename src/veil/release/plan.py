@@ -97,6 +97,7 @@ from veil.release.steps.location import (
 )
 from veil.release.steps.masking import Ff1Treatment, HmacTreatment, RedactTreatment, TokenTreatment
 from veil.release.steps.passthrough import DropTreatment, KeepTreatment
+from veil.release.steps.share import FuzzyPairs, ShareSpec
 
 # The specs of the treatments, masks and models live with their step kinds
 # (veil.release.steps); they are re-exported here, where the plan is assembled.
@@ -114,6 +115,7 @@ __all__ = [
     "EvaluationSpec",
     "ExponentialTreatment",
     "Ff1Treatment",
+    "FuzzyPairs",
     "GaussianTreatment",
     "GeneralizeTreatment",
     "GridMask",
@@ -138,6 +140,8 @@ __all__ = [
     "RedactTreatment",
     "Role",
     "Scalar",
+    "ShareSpec",
+    "SyntheticBudget",
     "TClosenessSpec",
     "TargetSpec",
     "TokenTreatment",
@@ -287,6 +291,13 @@ class TargetSpec(_Model):
     _resolve_sample = field_validator("sample")(_resolve)
 
 
+class SyntheticBudget(_Model):
+    """Central DP budget of the synthetic part of a release (per dataset, OptimShare)."""
+
+    epsilon: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    delta: Annotated[float, Field(ge=0, lt=1)] = 0.0
+
+
 class Budget(_Model):
     """The total privacy a release may spend, per notion.
 
@@ -299,6 +310,7 @@ class Budget(_Model):
 
     ldp: LdpBudget | None = None
     metric: MetricBudget | None = None
+    synthetic: SyntheticBudget | None = None
     allocation: Literal["explicit", "equal", "weights", "target"] = "explicit"
     target: TargetSpec | None = None
     allow_data_dependent_allocation: bool = False
@@ -407,6 +419,7 @@ class Plan(_Model):
     unlisted: Literal["error", "drop"] = "error"
     locations: list[LocationSpec] = []  # noqa: RUF012 (pydantic copies field defaults)
     anonymization: AnonymizationSpec | None = None
+    share: ShareSpec | None = None
     budget: Budget = Budget()
     evaluation: EvaluationSpec = EvaluationSpec()
     output: OutputSpec = OutputSpec()
@@ -466,6 +479,8 @@ class Plan(_Model):
                 )
         if self.anonymization is not None:
             errors.extend(self._check_anonymization(self.anonymization))
+        if self.share is not None:
+            errors.extend(self._check_share(self.share))
         if self.budget.allocation == "target" and self.budget.target is None:
             errors.append("budget.target: required with budget.allocation 'target'")
         if (
@@ -520,6 +535,30 @@ class Plan(_Model):
                     f"anonymization.models.{i}.{model.model}.attribute: {attribute!r} is a "
                     "quasi-identifier; it must be a sensitive column"
                 )
+        return errors
+
+    def _check_share(self, spec: ShareSpec) -> list[str]:
+        errors = []
+        shared = [*spec.quasi_identifiers, *spec.synthesized]
+        for column in shared:
+            found = self.columns.get(column)
+            if found is None:
+                errors.append(f"share: {column!r} is not in columns")
+            elif found.treatment.method != "keep":
+                errors.append(
+                    f"columns.{column}.treatment: a share column's treatment must be 'keep' "
+                    f"(the share step releases it), got {found.treatment.method!r}"
+                )
+        others = [
+            n for n, c in self.columns.items() if n not in shared and c.treatment.method != "drop"
+        ]
+        if others:
+            errors.append(
+                f"share: columns {others} are neither exact (quasi_identifiers) nor synthesized; "
+                "add them to one, or drop them"
+            )
+        if self.locations or self.anonymization is not None:
+            errors.append("share: a share plan has no locations and no anonymization section")
         return errors
 
     # ------------------------------------------------------------------ views

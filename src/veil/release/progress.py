@@ -13,8 +13,10 @@ as it was, and no temporary file is left behind.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +30,8 @@ __all__ = [
     "Progress",
     "ProgressCallback",
     "Reporter",
+    "current_reporter",
+    "reporting",
 ]
 
 Phase = Literal[
@@ -159,3 +163,28 @@ class Reporter:
         """Raise :class:`Cancelled` if the token was set."""
         if self.token is not None:
             self.token.check(where)
+
+
+_CURRENT: contextvars.ContextVar[Reporter | None] = contextvars.ContextVar(
+    "veil_release_reporter", default=None
+)
+
+
+def current_reporter() -> Reporter:
+    """The running step's reporter (a silent one outside a run).
+
+    A whole-table step that runs long (an OptimShare search) reports its own progress
+    and honours the run's cancel token through it.
+    """
+    found = _CURRENT.get()
+    return found if found is not None else Reporter()
+
+
+@contextlib.contextmanager
+def reporting(reporter: Reporter) -> Iterator[None]:
+    """Make ``reporter`` the current one while the block runs."""
+    token = _CURRENT.set(reporter)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)

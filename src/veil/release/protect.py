@@ -29,9 +29,10 @@ import pandas as pd
 from veil.frames import MASKING_ATTR, PRIVACY_ATTR
 from veil.release.engine import Engine, Gathered, InputData, PandasEngine
 from veil.release.plan import Plan
-from veil.release.progress import Reporter
-from veil.release.steps import ANONYMIZATION, LOCATIONS, column_step
+from veil.release.progress import Reporter, reporting
+from veil.release.steps import ANONYMIZATION, LOCATIONS, SHARE, column_step
 from veil.release.steps.base import Finished, Step
+from veil.release.steps.share import STEP_FACTS
 
 __all__ = ["Protected", "StepPlan", "plan_steps", "protect"]
 
@@ -65,6 +66,8 @@ def plan_steps(plan: Plan, unlisted: Sequence[str] = ()) -> StepPlan:
     steps.extend(LOCATIONS.build(loc) for loc in plan.locations)
     if plan.anonymization is not None:
         steps.append(ANONYMIZATION.build(plan.anonymization))
+    if plan.share is not None:
+        steps.append(SHARE.build(plan.share))
     dropped = [n for n, s in plan.columns.items() if s.treatment.method == "drop"]
     return StepPlan(
         rows=tuple(s for s in steps if s.need != "table" and s.apply is not None),
@@ -106,7 +109,10 @@ def _table_steps(
     for step, stream in zip(steps, streams, strict=True):
         reporter.step("protect", step.label)
         assert step.apply is not None
-        out = step.apply(frame, stream)
+        start = time.perf_counter()
+        with reporting(reporter):
+            out = step.apply(frame, stream)
+        timings[step.label] = time.perf_counter() - start
         for key, entries in ((PRIVACY_ATTR, privacy), (MASKING_ATTR, masking)):
             old = len(frame.attrs.get(key, []))
             entries.extend(dict(e) for e in out.attrs.get(key, [])[old:])
@@ -167,6 +173,7 @@ def protect(
             engine.gather(rows, reporter), steps.tables, table_streams, reporter
         )
         where.update({s.label: engine.where("table") for s in steps.tables})
+        protected.facts.update(gathered.frame.attrs.get(STEP_FACTS, {}))
         in_memory = PandasEngine()
         protected.original = engine.original(data)
         protected.gathered = True

@@ -502,6 +502,9 @@ def run(
         protected = protect(job.engine, data, steps, streams[:-1], job.reporter)
         job.record.execution["steps"].update(protected.where)
         job.record.anonymization = protected.facts.get("anonymization")
+        job.record.share = protected.facts.get("share")
+        if job.record.share is not None:
+            job.record.leaks.extend(job.record.share.get("leaks", []))
         risk_qis = _risk_columns(allocated, steps.dropped, data.columns)
         evaluation = Evaluation(
             risk_qis, protected.engine.partitions(data), data.rows, allocated.output.report

@@ -12,6 +12,7 @@ runs the three steps in order, and :mod:`veil.share.plots` draws the paper's Fig
 Table 2.
 """
 
+from veil.share.budget import fuzzy_pair_bound, search_cost_bound
 from veil.share.encoding import record_vectors
 from veil.share.fuzzy import (
     FIS_MEANS,
@@ -77,6 +78,7 @@ __all__ = [
     "fis_output",
     "fis_surface",
     "fold_predictions",
+    "fuzzy_pair_bound",
     "geometric_runs",
     "linkable_records",
     "normalized_leak",
@@ -85,6 +87,7 @@ __all__ = [
     "plan_merge",
     "random_stopping_epsilon",
     "record_vectors",
+    "search_cost_bound",
     "similarity_groups",
     "stratified_folds",
     "utility_loss",

@@ -6,7 +6,8 @@
 * :mod:`~veil.release.steps.ldp`: ``laplace``, ``gaussian``, ``exponential``,
   ``randomized_response``;
 * :mod:`~veil.release.steps.location`: the geo masks of a location pair;
-* :mod:`~veil.release.steps.anonymize`: the table's anonymization.
+* :mod:`~veil.release.steps.anonymize`: the table's anonymization;
+* :mod:`~veil.release.steps.share`: OptimShare's partially perturbed release.
 
 Each module holds its treatments' plan specs, their planned costs and how they run
 (see :mod:`~veil.release.steps.base`). A new column treatment is a new module, a line in
@@ -38,11 +39,13 @@ from veil.release.steps.masking import (
     TokenTreatment,
 )
 from veil.release.steps.passthrough import DropTreatment, KeepTreatment, PassthroughKind
+from veil.release.steps.share import ShareKind
 
 __all__ = [
     "ANONYMIZATION",
     "COLUMN_KINDS",
     "LOCATIONS",
+    "SHARE",
     "TREATMENTS",
     "Treatment",
     "column_step",
@@ -91,6 +94,9 @@ LOCATIONS = LocationKind()
 
 ANONYMIZATION = AnonymizationKind()
 """The kind of the plan's ``anonymization``."""
+
+SHARE = ShareKind()
+"""The kind of the plan's ``share`` (OptimShare)."""
 
 
 def planned_column(name: str, spec: Any) -> LedgerStep:

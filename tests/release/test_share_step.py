@@ -1,0 +1,181 @@
+"""OptimShare in a release plan: Q exact, S synthetic, the bound planned, the leaks listed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.release import BudgetError, PlanError, load_plan, plan_ledger, run
+from veil.release.engine import DaskEngine
+from veil.release.progress import Cancelled, CancelToken, Progress
+from veil.share import search_cost_bound
+
+DOMAIN: dict[str, Any] = {
+    "sex": ["F", "M"],
+    "region": ["a", "b", "c"],
+    "age": {"bounds": [18, 90], "integer": True, "bins": 8},
+    "income": {"bounds": [0, 100], "bins": 10},
+    "y": ["hi", "lo"],
+}
+PAIRS = [[1.0, 1e-6], [4.0, 1e-6]]
+
+
+def _table(n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "sex": rng.choice(["F", "M"], n),
+            "region": rng.choice(["a", "b", "c"], n),
+            "age": rng.integers(18, 90, n),
+        }
+    )
+    df["income"] = (df["age"] * 0.6 + rng.normal(0, 5, n)).clip(0, 100).round(1)
+    df["y"] = np.where(df["income"] + rng.normal(0, 5, n) > 45, "hi", "lo")
+    return df
+
+
+def _plan(tmp_path: Path, **share: Any) -> dict[str, Any]:
+    _table().to_csv(tmp_path / "people.csv", index=False)
+    keep = {"treatment": "keep"}
+    return {
+        "input": {"path": str(tmp_path / "people.csv")},
+        "columns": {
+            "id": {"role": "identifier", "treatment": "drop"},
+            "sex": {"role": "quasi_identifier", **keep},
+            "region": {"role": "quasi_identifier", **keep},
+            "age": {"role": "sensitive", **keep},
+            "income": {"role": "sensitive", **keep},
+            "y": {"role": "sensitive", **keep},
+        },
+        "share": {
+            "quasi_identifiers": ["sex", "region"],
+            "synthesized": ["age", "income", "y"],
+            "label": "y",
+            "domain": DOMAIN,
+            "pairs": PAIRS,
+            "synthesizer": "independent",
+            "instances": 2,
+            "e_threshold": 0.0,
+            **share,
+        },
+        "budget": {"synthetic": {"epsilon": 50.0, "delta": 1e-4}},
+        "output": {"report": False},
+    }
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.ReproducibleNoiseWarning")
+@pytest.mark.parametrize("selection", ["private", "paper"])
+def test_a_share_plan_keeps_q_exact_and_spends_at_most_its_bound(
+    tmp_path: Path, selection: str
+) -> None:
+    plan = _plan(tmp_path, selection=selection)
+    bound = search_cost_bound(
+        [tuple(p) for p in PAIRS], selection=selection, instances=2  # type: ignore[misc]
+    )
+    ledger = plan_ledger(load_plan(plan))
+    assert ledger.total("dp-synthetic").epsilon == pytest.approx(bound.epsilon)
+    result = run(plan, tmp_path / "out", rng=3)
+    released, original = result.read_release(), _table()
+    assert list(released.columns) == ["sex", "region", "age", "income", "y"]
+    kept = original.loc[released.index]
+    # Q is exact, row by row; S is synthetic, within its public domain.
+    assert (released["sex"].to_numpy() == kept["sex"].to_numpy()).all()
+    assert (released["region"].to_numpy() == kept["region"].to_numpy()).all()
+    assert released["age"].between(18, 90).all() and set(released["y"]) <= {"hi", "lo"}
+    assert (released["age"].to_numpy() != kept["age"].to_numpy()).mean() > 0.5
+    manifest = result.manifest
+    step = manifest["steps"]["table (share)"]
+    assert step["cost"]["notion"] == "dp-synthetic"
+    assert step["cost"]["epsilon"] <= bound.epsilon * (1 + 1e-9)
+    assert manifest["totals"]["synthetic"]["epsilon"] == pytest.approx(bound.epsilon)
+    assert manifest["not_protected"]["released_exactly_not_covered_by_dp"] == ["sex", "region"]
+    assert manifest["not_protected"]["columns_kept_as_is"] == []
+    assert "NOT covered by any DP guarantee" in manifest["share"]["guarantee"]
+    assert "Theorem 3.2" in manifest["share"]["guarantee"]
+    # The candidates' scores are measured on the raw records: the custodian's only.
+    assert "candidates" not in manifest["share"]
+    assert len(result.custodian["share"]["candidates"]) >= 2
+    assert "utility" not in json.dumps(manifest["share"]["chosen"])
+    if selection == "paper":
+        assert any("selection" in leak for leak in manifest["leaks"])
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.ReproducibleNoiseWarning")
+def test_fuzzy_pairs_are_bounded_before_reading_and_listed_as_a_leak(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, pairs={"fuzzy": {"delta": 1e-6, "t_epsilon": 4.0, "tn": 3}})
+    ledger = plan_ledger(load_plan(plan))
+    bound = search_cost_bound([(4 / 3, 1e-6), (8 / 3, 1e-6), (4.0, 1e-6)], selection="private",
+                              instances=2)  # fmt: skip
+    assert ledger.total("dp-synthetic").epsilon == pytest.approx(bound.epsilon)
+    result = run(plan, tmp_path / "out", rng=4)
+    assert any("PIF_thresh" in leak for leak in result.manifest["leaks"])
+    recorded = result.manifest["steps"]["table (share)"]["cost"]
+    assert recorded["epsilon"] <= bound.epsilon * (1 + 1e-9)
+
+
+def test_a_share_plan_over_its_synthetic_budget_is_refused_before_reading(
+    tmp_path: Path,
+) -> None:
+    plan = _plan(tmp_path)
+    plan["budget"] = {"synthetic": {"epsilon": 1.0, "delta": 1e-4}}
+    plan["input"]["path"] = str(tmp_path / "missing.csv")
+    with pytest.raises(BudgetError, match=r"budget.dp-synthetic.epsilon: the steps spend"):
+        run(plan, tmp_path / "out")
+    plan["budget"] = {}
+    with pytest.raises(BudgetError, match=r"declares no dp-synthetic budget"):
+        run(plan, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"synthesized": ["age", "sex"]}, "quasi_identifiers and synthesized overlap"),
+        ({"label": "id"}, "label 'id' must be in quasi_identifiers or synthesized"),
+        ({"domain": {"sex": ["F", "M"]}}, "domain: no public domain for"),
+        ({"pairs": [[0.0, 1e-6]]}, "pairs: each needs epsilon > 0"),
+    ],
+)
+def test_a_bad_share_section_names_what_is_wrong(
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(PlanError, match=message):
+        load_plan(_plan(tmp_path, **change))
+
+
+def test_every_released_column_is_exact_or_synthesized(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    plan["columns"]["id"]["treatment"] = {"method": "hmac", "key_env": "X"}
+    with pytest.raises(PlanError, match=r"columns \['id'\] are neither exact"):
+        load_plan(plan)
+    plan = _plan(tmp_path)
+    plan["columns"]["age"]["treatment"] = {"method": "laplace", "epsilon": 1, "bounds": [0, 1]}
+    with pytest.raises(PlanError, match=r"columns.age.treatment: a share column's treatment"):
+        load_plan(plan)
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.ReproducibleNoiseWarning")
+def test_the_search_reports_progress_runs_on_dask_and_stops_at_cancel(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    events: list[Progress] = []
+    on_dask = run(plan, tmp_path / "dask", rng=5, engine=DaskEngine("threads", npartitions=2),
+                  progress=events.append)  # fmt: skip
+    assert on_dask.rows_out == 400
+    assert any(e.step and e.step.startswith("share:") for e in events)
+    note = on_dask.custodian["execution"]["steps"]["share (OptimShare)"]
+    assert note.startswith("gathered in memory")
+    token = CancelToken()
+
+    def cancel_in_search(event: Progress) -> None:
+        if event.step and event.step.startswith("share:"):
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        run(plan, tmp_path / "cancelled", rng=5, progress=cancel_in_search, cancel=token)
+    assert not (tmp_path / "cancelled").exists()
