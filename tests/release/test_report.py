@@ -709,3 +709,21 @@ def test_evaluation_measures_risk_after_release_on_the_attacker_keys() -> None:
     assert risk["after"]["sample_uniques"] == after.sample_uniques
     assert risk["not_class_keys"] == ["age"]
     assert risk["before"]["quasi_identifiers"] == qis
+
+
+def test_verdict_names_other_treatments_and_their_cost(
+    original: pd.DataFrame, released: pd.DataFrame
+) -> None:
+    manifest = {
+        "steps": {
+            "table (share)": {
+                "step": "share",
+                "guarantee": "S columns synthesized under (1, 1e-6)-DP given Q",
+            }
+        },
+        "totals": {"synthetic": {"unit": "dataset", "epsilon": 1.0, "delta": 1e-6}},
+    }
+    page = _build(original, released, manifest=manifest, target=None, metrics=["risk"])
+    verdict = _section(page, "verdict")
+    assert "table (share) (share): S columns synthesized under (1, 1e-6)-DP given Q." in verdict
+    assert "ε = 1, δ = 1e-06 per dataset for the DP synthetic part (central DP)" in verdict

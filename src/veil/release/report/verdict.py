@@ -99,6 +99,13 @@ def _protected(ctx: _Context) -> list[str]:
     if groups.get("location"):
         named = [f"{c}: {_how(ctx, c)}" for c in groups["location"]]
         items.append("Locations: " + html.escape("; ".join(named)) + ".")
+    known = {"drop", "pseudonym", "quasi-identifier", "generalize", "noise", "location", "keep"}
+    others = [c for kind, columns in groups.items() if kind not in known for c in columns]
+    for other in map(str, others):
+        if other == "table (anonymization)":
+            continue
+        guarantee = _text(ctx.steps[other].get("guarantee")) or ctx.method(other)
+        items.append(html.escape(f"{other} ({ctx.method(other)}): {guarantee}."))
     return items or ["The manifest records no treatment."]
 
 
@@ -123,6 +130,12 @@ def _cost(ctx: _Context) -> str:
             f"ε = {_e(_fmt(metric['epsilon']))} per metre for the locations "
             f"({_term('geo-ind', 'geo-indistinguishability')})"
         )
+    synthetic = totals.get("synthetic")
+    if isinstance(synthetic, Mapping) and float(synthetic.get("epsilon") or 0.0) > 0:
+        text = f"ε = {_fmt(synthetic['epsilon'])}"
+        if synthetic.get("delta"):
+            text += f", δ = {_fmt(synthetic['delta'])}"
+        parts.append(html.escape(text + " per dataset for the DP synthetic part (central DP)"))
     syntactic = totals.get("syntactic")
     if syntactic:
         parts.append(f"{_e(_text_list(syntactic))} (syntactic: no ε)")
