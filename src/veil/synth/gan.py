@@ -18,11 +18,16 @@ present/missing pair; a categorical column is one-hot and generated through a so
 a category being drawn from the softmax when sampling.
 
 Conditional generation (OptimShare keeps its attributes Q exact): with
-``condition=Q``, the generator and the critic both read the encoded Q of each row. The
-critic's real rows carry their own Q; the Q of the fake rows come from a noisy table of
-Q's cells (discrete Gaussian counts, composed in the same account), never from the
-records, so that the generator still touches no record. ``sample(given=q)`` then keeps
-``q`` exactly and generates the other columns for each row's Q.
+``condition=Q``, the generator and the critic both read the encoded Q of each row. In a
+critic step each sampled record brings a fake row generated for its own Q, and the
+pair's gradient is clipped and noised as one, so the critic compares real and fake rows
+of the same Q inside the mechanism. The generator's own steps draw Q from a noisy table
+of Q's cells (discrete Gaussian counts, composed in the same account), never from the
+records, so they stay post-processing. ``sample(given=q)`` keeps ``q`` exactly and
+generates the other columns for each row's Q; without ``given``, Q comes from the table.
+
+Unconditional, every critic step pairs each sampled record with one fake row in the
+same way (Q is then empty).
 
 Guarantee: the fitted model, and every sample drawn from it, is (ε, δ)-DP for adding or
 removing one record, where (ε, δ) is :attr:`DPWGANModel.cost`: what ``dp-accounting``
@@ -67,7 +72,6 @@ from veil.synth.dpsgd import (
     calibrate_noise,
     check_int,
     check_real,
-    clip_rows,
     gaussian_noise,
     noisy_clipped_sum,
     per_example_gradients,
@@ -270,6 +274,7 @@ class _Config:
     does; the noise multiplier is an argument, not a constant)."""
 
     blocks: tuple[_Block, ...]
+    s_width: int
     latent_dim: int
     batch: int
     clip_norm: float
@@ -302,9 +307,11 @@ def _fake(cfg: _Config, gen: Params, z: Any, cond: Any) -> Any:
 def _critic_step(cfg: _Config, data: Any, sigma: Any, carry: Any, xs: Any) -> Any:
     """One DP-SGD step of the critic on ``mean D(fake) - mean D(real)``.
 
-    The sampled records' gradients are clipped and noised (the sampled Gaussian
-    mechanism); the fake rows' gradients are clipped alike but not noised (they are
-    public): clipping only the real side would let the fake side dominate.
+    Each sampled record i brings its own term ``D(q_i, G(z_i, q_i)) - D(q_i, s_i)``: a
+    fake row generated for the record's Q next to the record. The term's gradient is
+    clipped as one and the sum noised (the sampled Gaussian mechanism), so the fake
+    rows, which read q_i, stay inside the mechanism, and the critic compares real and
+    fake rows of the same Q.
     """
     import jax
     import jax.numpy as jnp
@@ -312,20 +319,18 @@ def _critic_step(cfg: _Config, data: Any, sigma: Any, carry: Any, xs: Any) -> An
     from jax.flatten_util import ravel_pytree
 
     critic, state, gen, key = carry
-    idx, mask, noise, cond = xs
+    idx, mask, noise = xs
     key, sub = jax.random.split(key)
-    fake = _fake(cfg, gen, jax.random.normal(sub, (cfg.batch, cfg.latent_dim)), cond)
-    rows = jnp.concatenate([data[idx], fake], axis=0)
-    sign = jnp.concatenate([-jnp.ones(idx.shape[0]), jnp.ones(cfg.batch)])
+    real = data[idx]
+    z = jax.random.normal(sub, (idx.shape[0], cfg.latent_dim))
+    fake = _fake(cfg, gen, z, real[:, cfg.s_width :])
 
-    def loss(p: Params, row_sign: Any) -> Any:
-        return row_sign[-1] * _forward(jnp, p, row_sign[None, :-1])[0, 0]
+    def loss(p: Params, pair: Any) -> Any:
+        return jnp.sum(_forward(jnp, p, pair) * jnp.array([[1.0], [-1.0]]))
 
-    grads = per_example_gradients(loss, critic, jnp.concatenate([rows, sign[:, None]], axis=1))
-    real, fakes = grads[: idx.shape[0]], grads[idx.shape[0] :]
-    private = noisy_clipped_sum(real, mask, cfg.clip_norm, noise, sigma)
-    public = clip_rows(fakes, cfg.clip_norm).sum(axis=0)
-    total = ravel_pytree(critic)[1]((private + public) / cfg.batch)
+    grads = per_example_gradients(loss, critic, jnp.stack([fake, real], axis=1))
+    private = noisy_clipped_sum(grads, mask, cfg.clip_norm, noise, sigma)
+    total = ravel_pytree(critic)[1](private / cfg.batch)
     updates, state = _optimizer(cfg).update(total, state, critic)
     critic = optax.apply_updates(critic, updates)
     bound = cfg.weight_clip
@@ -339,12 +344,12 @@ def _round(cfg: _Config, data: Any, sigma: Any, carry: Any, xs: Any) -> Any:
     import jax.numpy as jnp
     import optax
 
-    active, idx, mask, noise, cond_critic, cond_gen = xs
+    active, idx, mask, noise, cond_gen = xs
     critic, c_state, gen, g_state, key, average = carry
     (critic, c_state, _, key), _ = jax.lax.scan(
         functools.partial(_critic_step, cfg, data, sigma),
         (critic, c_state, gen, key),
-        (idx, mask, noise, cond_critic),
+        (idx, mask, noise),
     )
     key, sub = jax.random.split(key)
     z = jax.random.normal(sub, (cfg.batch, cfg.latent_dim))
@@ -395,6 +400,7 @@ class _Trainer:
         self.n_params = sum(w.size + b.size for w, b in self.critic)
         self.config = _Config(
             plan.s_layout.blocks,
+            plan.s_layout.width,
             synth.latent_dim,
             plan.batch,
             synth.clip_norm,
@@ -420,16 +426,16 @@ class _Trainer:
             mask = np.pad(mask, pad).reshape(size, k, capacity)
             noise = np.zeros((size, k, self.n_params), dtype=np.float32)
             noise[:live] = gaussian_noise(rng, (live, k, self.n_params))
-            cond = self._conditions(size * (k + 1), rng).reshape(size, k + 1, self.plan.batch, -1)
+            cond = self._conditions(size, rng).reshape(size, self.plan.batch, -1)
             active = np.arange(size) < live
-            xs = (active, idx, mask, noise, cond[:, :k], cond[:, k])
+            xs = (active, idx, mask, noise, cond)
             carry = chunk_fn(self.config, carry, self.plan.real, sigma, xs)
             steps_run += live * k
         self.generator = carry[5]
         return steps_run
 
     def _conditions(self, groups: int, rng: np.random.Generator) -> F32Array:
-        """Encoded Q of ``groups`` fake batches, drawn from the noisy Q table."""
+        """Encoded Q of ``groups`` generator batches, drawn from the noisy Q table."""
         count = groups * self.plan.batch
         layout, table = self.plan.c_layout, self.plan.table
         if table is None:
