@@ -620,7 +620,7 @@ class Problem:
             generalized = self._generalized(node)
             kept = self._record_kept(generalized, outcome)
         # Only the columns that change are rebuilt; the others are taken as they are.
-        if suppression == "remove":
+        if suppression == "remove" and not kept.all():
             rows = np.flatnonzero(kept)
             rest = self.df.drop(columns=self.qis).take(rows)
         else:
