@@ -22,7 +22,12 @@ Two engines find the same entity types under the same names:
     the same phone-number validation as Presidio (without it: 7 to 15 digits in a
     phone-like layout). It needs no extra package and is several times faster.
 
-Each distinct text is analysed once, whatever the number of rows or columns holding it.
+Each distinct text is analysed once, whatever the number of rows or columns holding it,
+and only by the recognizers that can match it: a text without a digit, an "@" or a ":"
+holds nothing any of the five can find (their patterns require these characters), so the
+Presidio engine skips it, with the same findings as Presidio analysing every text. The
+rest goes through Presidio's ``BatchAnalyzerEngine`` (spaCy's ``nlp.pipe``); most of its
+time is then Google's phone-number matcher, run once per text and region.
 Digits of any script are read as ASCII digits (full-width ``４１１１``, Arabic-Indic ...):
 a text holding such digits is analysed, and if something is found in it returned, in
 NFKC with ASCII digits (:func:`veil.masking.unicode_digits.ascii_digits`).
