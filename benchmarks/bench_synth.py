@@ -12,7 +12,11 @@ compilation of mbi's estimator (paid once per model structure in a process) and 
   model rebuilt from the same potentials (it draws from NumPy's global state, which is
   why veil does not use it); ``ratio`` is mbi's time over veil's;
 * ``TVD``: mean total variation distance of all 2-way marginals (binned in the domain)
-  between the data and veil's sample;
+  between the data and veil's sample; ``TVD|Q`` the same for the sample given the
+  data's Q (Q exact, S drawn for each row, as OptimShare releases);
+* ``NB``: utility as OptimShare measures it, GaussianNB accuracy on the label (Adult:
+  salary-class, Wine: quality) trained on veil's sample and tested on the data, beside
+  ``NB real``, 5-fold cross-validated accuracy on the data itself;
 * RSS after loading, and the process max RSS.
 
 The FIS case times ``veil.share.budget_pairs`` (surface on a 200 x 200 grid, contour,
@@ -21,6 +25,11 @@ system point by point on a 40 x 40 grid (its time per point is scaled to 200 x 2
 
     python benchmarks/bench_synth.py --data ../shared/data/optimshare/wine_white
     python benchmarks/bench_synth.py --data DIR --synth mst --datasets wine --json out.json
+    python benchmarks/bench_synth.py --data DIR --synth mst,dpwgan --datasets adult-num,wine
+
+``adult-num`` is Adult's continuous columns (age, education-num, hours-per-week,
+capital-gain, with public bounds) with sex as Q and salary-class as the label. The
+DP-WGAN (``dpwgan``, its default settings) is fitted conditional on each dataset's Q.
 
 ``--data`` is the folder holding ``winequality-white.csv`` (UCI Wine Quality, white).
 Adult is the copy bundled with veil. Wine's bounds are read from the data
@@ -45,12 +54,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-SYNTHS = ("independent", "mst", "aim")
-DATASETS = ("adult", "wine")
+SYNTHS = ("independent", "mst", "aim", "dpwgan")
+DATASETS = ("adult", "adult-num", "wine")
 EPSILON = 1.0
 P_L = 0.01  # percent of 1/n, OptimShare's default
 WINE_Q = ["free sulfur dioxide", "total sulfur dioxide"]  # the paper's global Q
 ADULT_Q = ["sex", "race"]
+ADULT_NUM_Q = ["sex"]
+LABELS = {"adult": "salary-class", "adult-num": "salary-class", "wine": "quality"}
 
 
 def _rss_mb() -> float:
@@ -70,6 +81,56 @@ def _adult() -> tuple[pd.DataFrame, Any, list[str]]:
     return data[list(spec)], TableDomain.from_dict(spec), ADULT_Q
 
 
+def _adult_num() -> tuple[pd.DataFrame, Any, list[str]]:
+    """Adult's continuous columns, sex (Q) and salary-class (the label)."""
+    from veil.datasets import ADULT_BOUNDS, ADULT_DOMAINS, load_adult
+    from veil.synth import TableDomain
+
+    spec: dict[str, Any] = {
+        col: {"bounds": [lo, hi], "bins": 16, "integer": True}
+        for col, (lo, hi) in ADULT_BOUNDS.items()
+    }
+    for col in ("sex", "salary-class"):
+        spec[col] = list(ADULT_DOMAINS[col])
+    return load_adult()[list(spec)], TableDomain.from_dict(spec), ADULT_NUM_Q
+
+
+def _nb_utility(domain: Any, data: pd.DataFrame, sample: pd.DataFrame, label: str) -> float:
+    """GaussianNB trained on ``sample``, accuracy on ``data`` (features: public scaling)."""
+    from sklearn.naive_bayes import GaussianNB
+
+    features = [c for c in domain.names if c != label]
+    model = GaussianNB().fit(_nb_features(domain, sample, features), sample[label].astype(str))
+    predicted = model.predict(_nb_features(domain, data, features))
+    return float(np.mean(predicted == data[label].astype(str).to_numpy()))
+
+
+def _nb_real(domain: Any, data: pd.DataFrame, label: str) -> float:
+    """5-fold cross-validated GaussianNB accuracy on the data itself."""
+    from sklearn.model_selection import cross_val_score
+    from sklearn.naive_bayes import GaussianNB
+
+    features = [c for c in domain.names if c != label]
+    x, y = _nb_features(domain, data, features), data[label].astype(str).to_numpy()
+    return float(np.mean(cross_val_score(GaussianNB(), x, y, cv=5)))
+
+
+def _nb_features(domain: Any, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Numeric columns as they are (missing: the lower bound), categories one-hot."""
+    from veil.synth import CategoricalColumn
+
+    codes = domain.encode(frame, columns)
+    parts = []
+    for col in columns:
+        spec = domain.columns[col]
+        if isinstance(spec, CategoricalColumn):
+            parts.append(np.eye(spec.size)[codes[col]])
+        else:
+            x = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
+            parts.append(np.where(np.isnan(x), spec.lower, x)[:, None])
+    return np.concatenate(parts, axis=1)
+
+
 def _wine(folder: Path) -> tuple[pd.DataFrame, Any, list[str]]:
     from veil.synth import TableDomain
 
@@ -82,6 +143,8 @@ def _wine(folder: Path) -> tuple[pd.DataFrame, Any, list[str]]:
 
 def _mbi_sample_seconds(model: Any, n: int) -> float | None:
     """mbi's own sampler on the fitted potentials (the peer)."""
+    if not hasattr(model, "potentials"):
+        return None  # not a graphical model (the DP-WGAN)
     if len(model.potentials) == len(model.domain.names) and all(
         len(c) == 1 for c in model.potentials
     ):
@@ -112,9 +175,10 @@ def run_case(
     dataset: str, synth: str, data_dir: str | None, aim_rounds: int | None
 ) -> dict[str, Any]:
     """One synthesizer on one dataset (in this process)."""
-    from veil.synth import AIM, MST, IndependentMarginals, marginal_tvd
+    from veil.synth import AIM, DPWGAN, MST, IndependentMarginals, marginal_tvd
 
-    data, domain, q = _adult() if dataset == "adult" else _wine(Path(str(data_dir)))
+    loaders = {"adult": _adult, "adult-num": _adult_num}
+    data, domain, q = loaders[dataset]() if dataset in loaders else _wine(Path(str(data_dir)))
     n = len(data)
     delta = P_L / (100.0 * n)
     rss_loaded = _rss_mb()
@@ -122,6 +186,7 @@ def run_case(
         "independent": IndependentMarginals,
         "mst": MST,
         "aim": lambda: AIM(rounds=aim_rounds),
+        "dpwgan": lambda: DPWGAN(condition=q),
     }[synth]
     rng = np.random.default_rng(0)  # benchmark randomness, not a release
     start = time.perf_counter()
@@ -131,7 +196,7 @@ def run_case(
     sample = model.sample(n, rng=rng)
     sample_s = time.perf_counter() - start
     start = time.perf_counter()
-    model.sample(given=data[q], rng=rng)
+    given_sample = model.sample(given=data[q], rng=rng)
     given_s = time.perf_counter() - start
     return {
         "dataset": dataset,
@@ -145,9 +210,13 @@ def run_case(
         "given_s": given_s,
         "mbi_sample_s": _mbi_sample_seconds(model, n),
         "tvd": marginal_tvd(domain, data, sample, way=2),
+        "tvd_given": marginal_tvd(domain, data, given_sample, way=2),
+        "nb": _nb_utility(domain, data, sample, LABELS[dataset]),
+        "nb_real": _nb_real(domain, data, LABELS[dataset]),
         "details": {
             k: v for k, v in model.details.items() if k in ("tree", "rounds_run", "rounds_planned")
         },
+        "noise_multiplier": model.details.get("accounting", {}).get("noise_multiplier"),
         "rss_loaded_mb": rss_loaded,
         "max_rss_mb": _rss_mb(),
     }
@@ -223,7 +292,8 @@ def _print_table(cases: list[dict[str, Any]], fis: dict[str, Any]) -> None:
         )
     head = (
         f"{'dataset':8} {'synth':12} {'rows':>6} {'cols':>4} {'fit s':>8} {'sample s':>9} "
-        f"{'given s':>8} {'mbi sample s':>13} {'ratio':>6} {'TVD':>6} {'eps':>6} "
+        f"{'given s':>8} {'mbi sample s':>13} {'ratio':>6} {'TVD':>6} {'TVD|Q':>6} {'NB':>6} "
+        f"{'NB real':>7} {'eps':>6} "
         f"{'RSS MB':>7} {'max RSS MB':>10}"
     )
     print("\n" + head)
@@ -237,7 +307,9 @@ def _print_table(cases: list[dict[str, Any]], fis: dict[str, Any]) -> None:
         print(
             f"{c['dataset']:8} {c['synth']:12} {c['rows']:>6} {c['columns']:>4} "
             f"{c['fit_s']:>8.2f} {c['sample_s']:>9.3f} {c['given_s']:>8.3f} {peer_txt:>13} "
-            f"{ratio:>6} {c['tvd']:>6.3f} {c['epsilon']:>6.3f} {c['rss_loaded_mb']:>7.0f} "
+            f"{ratio:>6} {c['tvd']:>6.3f} {c['tvd_given']:>6.3f} {c['nb']:>6.3f} "
+            f"{c['nb_real']:>7.3f} "
+            f"{c['epsilon']:>6.3f} {c['rss_loaded_mb']:>7.0f} "
             f"{c['max_rss_mb']:>10.0f}"
         )
 
