@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -132,3 +134,56 @@ def test_the_profile_reports_its_progress_and_the_header_reads_one_line(tmp_path
     assert read_header(path) == ["a", "b"]
     with pytest.raises(ParameterError, match="repeats the column names"):
         read_header(_csv(tmp_path, "a,a\n1,2\n"))
+
+
+_MEASURE = """
+import sys
+import numpy as np
+from veil.release.intake import profile_csv
+
+def rss(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+
+path, rows = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(1)
+with open(path, "w") as out:
+    out.write("id,age,sex,city,income,note\\n")
+    for start in range(0, rows, 100_000):
+        n = min(100_000, rows - start)
+        out.writelines(
+            f"{i},{a},{'FM'[i % 2]},city{c},{m},some words here\\n"
+            for i, a, c, m in zip(
+                range(start, start + n), rng.integers(16, 90, n), rng.integers(0, 400, n),
+                rng.integers(0, 200_000, n),
+            )
+        )
+before = rss("VmRSS")
+profile = profile_csv(path, rng=np.random.default_rng(0), chunk_rows=50_000, sample_size=10_000)
+assert profile.rows == rows
+print(rss("VmHWM") - before)
+"""
+
+
+def _profile_growth(tmp_path: Path, rows: int) -> int:
+    """Peak resident memory added by profiling a generated file of ``rows`` records."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(tmp_path / f"t{rows}.csv"), str(rows)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return int(done.stdout.split()[-1])
+
+
+def test_the_profile_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    # Each size in its own process (a process's peak only grows). Measured: about 50 MiB
+    # for 250,000 rows (10 MB) and 58 MiB for 1,000,000 rows (40 MB): a block of rows and
+    # the sample, never the table (pandas reads the 1,000,000 rows whole in about 216 MiB).
+    # Tolerance: four times the rows may add at most 24 MiB.
+    small = _profile_growth(tmp_path, 250_000)
+    large = _profile_growth(tmp_path, 1_000_000)
+    assert large < small + (24 << 20), (small >> 20, large >> 20)
+    assert large < 96 << 20

@@ -112,6 +112,14 @@ def update_policy(db: DbSession, who: Identity, fields: dict[str, Any]) -> Opera
     methods = fields.get("allowed_methods")
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.split(",") if m.strip()]
+    elif methods is not None and not (
+        isinstance(methods, list) and all(isinstance(m, str) for m in methods)
+    ):
+        raise InputError(
+            f"allowed_methods: must be a list of method names or comma-separated text, "
+            f"got {methods!r}",
+            field="allowed_methods",
+        )
     if methods:
         unknown = sorted(set(methods) - set(METHODS))
         if unknown:

@@ -43,6 +43,8 @@ from veil.server.errors import Conflict, InputError
 from veil.server.models import Dataset, Plan, PlanVersion
 
 __all__ = [
+    "FORM_METHODS",
+    "FORM_ROLES",
     "Checked",
     "check_plan",
     "create_plan",
@@ -51,6 +53,19 @@ __all__ = [
     "new_version",
     "plan_files",
 ]
+
+FORM_METHODS = (
+    "keep",
+    "drop",
+    "redact",
+    "laplace",
+    "gaussian",
+    "randomized_response",
+    "exponential",
+)
+"""Treatments the plan form offers per column (other treatments are written in YAML)."""
+FORM_ROLES = ("identifier", "quasi_identifier", "sensitive", "insensitive")
+"""Roles the plan form offers per column."""
 
 _MAX_TEXT = 200_000
 _YES = ("on", "true", "yes", "1", True)
@@ -295,8 +310,8 @@ def form_plan(profile: dict[str, Any], fields: dict[str, Any]) -> str:
     columns: dict[str, Any] = {}
     for i, column in enumerate(profile.get("columns", [])):
         name = column["name"]
-        method = str(fields.get(f"method_{i}") or "drop")
-        role = str(fields.get(f"role_{i}") or "insensitive")
+        method = _choice(fields, f"method_{i}", FORM_METHODS, "drop", name)
+        role = _choice(fields, f"role_{i}", FORM_ROLES, "insensitive", name)
         treatment: dict[str, Any] = {"method": method}
         if method in ("laplace", "gaussian"):
             raw = str(fields.get(f"bounds_{i}") or "")
@@ -363,6 +378,21 @@ def _tier(fields: dict[str, Any]) -> tuple[HarmTier | None, str]:
     tier = harm_tier(answers)
     said = ", ".join(answers) if answers else "no harm"
     return tier, f"{tier.level} ({tier.name}), from the harm questions ({said})"
+
+
+def _choice(
+    fields: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, column: str
+) -> str:
+    raw = fields.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw not in allowed:
+        raise InputError(
+            f"{key}: the choice for column {column!r} must be one of {', '.join(allowed)}, "
+            f"got {raw!r}",
+            field=key,
+        )
+    return str(raw)
 
 
 def _float(fields: dict[str, Any], name: str, default: float | None) -> float | None:

@@ -36,7 +36,7 @@ from veil.server.accounts import Identity, authenticate_token, session_identity
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
-from veil.server.errors import Forbidden, ServerError, Unauthorized
+from veil.server.errors import Forbidden, InputError, ServerError, Unauthorized
 from veil.server.models import Dataset
 from veil.server.security import same
 
@@ -49,6 +49,8 @@ CSP = (
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 _LOG = logging.getLogger("veil.server")
+# Fields the JSON API takes as lists (the form sends them comma-separated).
+_LIST_FIELDS = frozenset({"allowed_methods"})
 _TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -172,6 +174,13 @@ async def _fields(request: Request) -> dict[str, Any]:
             raise ServerError("body: not valid JSON", field="body") from None
         if not isinstance(data, dict):
             raise ServerError("body: must be a JSON object", field="body")
+        for key, value in data.items():
+            if isinstance(value, (list, dict)) and key not in _LIST_FIELDS:
+                kind = "list" if isinstance(value, list) else "object"
+                raise InputError(
+                    f"{key}: must be one value (text, number or true/false), got a JSON {kind}",
+                    field=str(key),
+                )
         return {**dict(request.query_params), **data}
     if kind.startswith(("application/x-www-form-urlencoded", "multipart/")):
         form = await request.form(max_files=0, max_fields=500)

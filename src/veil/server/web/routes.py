@@ -426,16 +426,8 @@ def plan_form(ctx: Ctx, dataset_id: int) -> Page:
                 for t in HARM_TIERS
             ],
             "questions": [{"key": k, "question": q, "tier": t} for k, q, t in HARM_QUESTIONS],
-            "methods": [
-                "keep",
-                "drop",
-                "redact",
-                "laplace",
-                "gaussian",
-                "randomized_response",
-                "exponential",
-            ],
-            "roles": ["identifier", "quasi_identifier", "sensitive", "insensitive"],
+            "methods": plans.FORM_METHODS,
+            "roles": plans.FORM_ROLES,
             "suggested": suggested,
             "default_delta": default_delta(rows),
         },
@@ -450,20 +442,37 @@ def _plan_text(ctx: Ctx, dataset: Dataset) -> str:
     return plans.form_plan(dataset.profile, ctx.fields)
 
 
+def _refused_plan(text: str, errors: list[dict[str, str]]) -> Page:
+    """A refused plan: every error on the page; the API also gives the first as ``error``."""
+    first = errors[0] if errors else {"field": "plan", "message": "plan: refused"}
+    return Page(
+        "plan_preview.html",
+        {
+            "text": text,
+            "errors": errors,
+            "expected": [],
+            "ledger_text": "",
+            "error": {**first, "status": 422},
+        },
+        status=422,
+    )
+
+
 def plan_preview(ctx: Ctx, dataset_id: int) -> Page:
     """The expected error of each column and the ledger of the form's plan (nothing stored)."""
     dataset = dataset_of(ctx.db, ctx.user, int(dataset_id))
     text = _plan_text(ctx, dataset)
     checked = plans.check_plan(ctx.db, ctx.config, dataset, plans.parse_text(text))
+    if not checked.ok:
+        return _refused_plan(text, checked.errors)
     return Page(
         "plan_preview.html",
         {
             "text": text,
-            "errors": checked.errors,
+            "errors": [],
             "expected": checked.expected,
             "ledger_text": checked.ledger_text,
         },
-        status=200 if checked.ok else 422,
     )
 
 
@@ -476,11 +485,7 @@ def plan_create(ctx: Ctx, dataset_id: int) -> Page | Done:
     )
     if version is None:
         ctx.db.rollback()
-        return Page(
-            "plan_preview.html",
-            {"text": text, "errors": checked.errors, "expected": [], "ledger_text": ""},
-            status=422,
-        )
+        return _refused_plan(text, checked.errors)
     return Done(f"/plans/{plan.id}", {"plan": plan.id, "version": version.number}, 201)
 
 
@@ -533,11 +538,7 @@ def plan_edit(ctx: Ctx, plan_id: int) -> Page | Done:
         ctx.db, ctx.config, ctx.user, plan, dataset, text, ctx.fields.get("note")
     )
     if version is None:
-        return Page(
-            "plan_preview.html",
-            {"text": text, "errors": checked.errors, "expected": [], "ledger_text": ""},
-            status=422,
-        )
+        return _refused_plan(text, checked.errors)
     return Done(f"/plans/{plan.id}", {"plan": plan.id, "version": version.number}, 201)
 
 
@@ -577,9 +578,7 @@ def queue_job(ctx: Ctx, plan_id: int, number: int) -> Done:
 def job_detail(ctx: Ctx, job_id: int) -> Page:
     job = job_of(ctx.db, ctx.user, int(job_id))
     release = ctx.db.scalar(select(Release).where(Release.job_id == job.id))
-    version = (
-        None if job.plan_version_id is None else ctx.db.get(PlanVersion, job.plan_version_id)
-    )
+    version = None if job.plan_version_id is None else ctx.db.get(PlanVersion, job.plan_version_id)
     return Page(
         "job.html",
         {
