@@ -40,9 +40,9 @@ def test_version(veil: Veil) -> None:
 
 def test_unknown_command_and_missing_option_are_usage_errors(veil: Veil) -> None:
     assert veil("nope").code == 2
-    result = veil("risk", "data.csv")
+    result = veil("ldp", "data.csv")
     assert result.code == 2
-    assert "--qi" in result.err
+    assert "--column" in result.err
 
 
 def test_console_script_module_runs_without_a_traceback() -> None:

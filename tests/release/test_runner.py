@@ -170,11 +170,13 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert set(manifest["anonymization"]["levels"]) == {"education", "marital-status", "race"}
     assert "metrics" not in manifest["anonymization"]
     # Risk after release is a function of the release alone; risk before is not public.
-    assert set(manifest["risk"]) == {"after", "computed_on"}
+    assert set(manifest["risk"]) == {"after", "computed_on", "not_class_keys"}
     assert manifest["risk"]["after"]["n_records"] == adult_release.rows_out
+    # An attacker matches the QIs released exact or generalized; noised ones are no keys.
+    noised = manifest["risk"]["not_class_keys"]
+    assert set(noised) == {"age", "workclass", "sex"}
     assert manifest["risk"]["after"]["quasi_identifiers"] == [
-        "age", "workclass", "education", "marital-status", "relationship", "race", "sex",
-        "native-country",
+        "education", "marital-status", "relationship", "race", "native-country",
     ]  # fmt: skip
     release = manifest["outputs"]["release"]
     data = (adult_release.out_dir / release["file"]).read_bytes()  # type: ignore[operator]

@@ -253,10 +253,13 @@ def draft_plan(
             f"combinations now: {_riskiest(roles)}"
         )
     spent = round(_GEO_EPSILON * len(locations), 12)
-    plan["budget"] = {"metric": {"epsilon": spent}} if locations else {}
+    plan["budget"] = {"ldp": {"epsilon": 1.0}}
+    if locations:
+        plan["budget"]["metric"] = {"epsilon": spent}
     comments["budget"] = (
-        "what the release may spend: local DP per record (ldp), per metre (metric; the "
-        "location masks of one record add up)"
+        "what the release may spend: local DP per record (ldp; a column you give local-DP "
+        "noise without an epsilon gets all of it), per metre (metric; the location masks "
+        "of one record add up)"
     )
     plan["output"] = {"format": "csv"}
     return Draft(plan, comments, roles)

@@ -241,6 +241,9 @@ def _csv_options(spec: InputSpec) -> dict[str, Any]:
         "sep": spec.sep,
         "skipinitialspace": spec.skipinitialspace,
         "encoding": spec.encoding,
+        # Each column's type from all its values, not chunk by chunk (which warns of
+        # "mixed types" and can type one column two ways).
+        "low_memory": False,
         # A blank line is a record whose values are missing (in a one-column file, a
         # missing value), never silently dropped: the missing-value policies decide.
         "skip_blank_lines": False,

@@ -257,6 +257,16 @@ def _public_allocation(info: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def _public_risk(risk: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Risk after release (a function of the release alone) and what it counts as keys."""
+    if risk is None or "after" not in risk:
+        return None
+    public = {"after": risk["after"], "computed_on": risk.get("computed_on")}
+    if risk.get("not_class_keys"):
+        public["not_class_keys"] = list(risk["not_class_keys"])
+    return public
+
+
 def _warning_counts(caught: Sequence[warnings.WarningMessage]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for record in warning_records(caught):
@@ -313,11 +323,7 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
             "text": "in the custodian record (warnings may quote values of the input)",
         },
         "outputs": dict(facts.outputs),
-        "risk": (
-            None
-            if facts.risk is None or "after" not in facts.risk
-            else {"after": facts.risk["after"], "computed_on": facts.risk.get("computed_on")}
-        ),
+        "risk": _public_risk(facts.risk),
         "custodian_record": (
             "kept by the custodian, apart from the release; it holds the input's hash, "
             "risk before release, measurements and timings"

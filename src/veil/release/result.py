@@ -9,11 +9,20 @@ from typing import Any
 
 import pandas as pd
 
+from veil import errors
 from veil.release.errors import PlanError
 from veil.release.ledger import ReleaseLedger, render_ledger
 from veil.release.plan import Plan
 
 __all__ = ["RunResult"]
+
+# The warnings a release raises: veil's own classes (and plain UserWarning, which veil
+# raises for notes); anything else is a library's message.
+_RELEASE_WARNINGS = frozenset(
+    name
+    for name, value in vars(errors).items()
+    if isinstance(value, type) and issubclass(value, Warning)
+) | {"UserWarning"}
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,12 @@ class RunResult:
             " per metre",
         ]
         lines.extend(f"syntactic: {line}" for line in totals["syntactic"])
-        lines.append(f"warnings: {len(self.warnings)}")
+        ours = [w for w in self.warnings if w.get("category") in _RELEASE_WARNINGS]
+        others = len(self.warnings) - len(ours)
+        lines.append(
+            f"warnings: {len(ours)}"
+            + (f" (and {others} library message{'s' if others != 1 else ''})" if others else "")
+        )
         lines.extend(f"wrote {p}" for p in (self.release_path, self.manifest_path) if p is not None)
         lines.extend(
             f"wrote {p} (confidential: keep it apart from the release)"

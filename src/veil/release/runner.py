@@ -53,7 +53,7 @@ from veil.errors import PrivacyLeakWarning
 from veil.release.allocate import allocate, needs_sample, plan_privatizer, target_allocate
 from veil.release.engine import Engine, InputData, PandasEngine, get_engine, input_spec
 from veil.release.errors import LedgerMismatchError, PlanError
-from veil.release.evaluate import Evaluation, build_report
+from veil.release.evaluate import Evaluation, attacker_keys, build_report
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger
 from veil.release.manifest import Records, RunFacts, build_records, warning_records
 from veil.release.outputs import (
@@ -507,7 +507,11 @@ def run(
             job.record.leaks.extend(job.record.share.get("leaks", []))
         risk_qis = _risk_columns(allocated, steps.dropped, data.columns)
         evaluation = Evaluation(
-            risk_qis, protected.engine.partitions(data), data.rows, allocated.output.report
+            risk_qis,
+            protected.engine.partitions(data),
+            data.rows,
+            allocated.output.report,
+            keys=attacker_keys(allocated, risk_qis),
         )
         written = _write(job, protected, outputs, evaluation)
         _check(job, ledger, written)
