@@ -147,8 +147,7 @@ def test_accounting_reproduces_published_values(
     # The published figures use the classic RDP conversion, eps = RDP(a) + log(1/δ)/(a - 1)
     # minimized over the orders: veil's event under it gives them to two decimals.
     rdp = RdpAccountant(_TFP_ORDERS).compose(account.event())
-    orders = np.array(_TFP_ORDERS, dtype=np.float64)
-    classic = float(np.min(np.asarray(rdp._rdp) + math.log(1 / DELTA) / (orders - 1)))
+    classic = float(np.min(rdp.rdp + math.log(1 / DELTA) / (rdp.orders - 1)))
     assert round(classic, 2) == published
     # veil records dp-accounting's tighter conversion, and PLD is tighter still.
     recorded = account.epsilon(DELTA)
@@ -171,6 +170,13 @@ def test_calibration_is_the_smallest_noise_within_the_budget(
     assert less.epsilon(DELTA) > epsilon
     # Fewer steps than planned cost less.
     assert account.epsilon(DELTA, steps // 2) < spent
+
+
+def test_pld_accounts_the_q_table_too() -> None:
+    plain = DPSGDAccounting(0.064, 1.5, 1000, accountant="pld")
+    with_table = DPSGDAccounting(0.064, 1.5, 1000, histogram_sigma=6.1, accountant="pld")
+    rdp = DPSGDAccounting(0.064, 1.5, 1000, histogram_sigma=6.1)
+    assert plain.epsilon(DELTA) < with_table.epsilon(DELTA) <= rdp.epsilon(DELTA)
 
 
 def test_clipping_bounds_each_per_example_gradient() -> None:
