@@ -285,6 +285,21 @@ def test_compose_fits_keeps_basic_composition_without_rho() -> None:
     assert "basic" in details["rule"]
 
 
+def test_compose_fits_takes_the_zcdp_route_at_the_summed_delta() -> None:
+    from veil.mechanisms import PrivacyCost
+
+    # twelve fits at a delta so small that summing it in another order changes its last
+    # bit (letter: 5e-9): the zCDP bound must still be the one kept
+    pairs = [(8 * i / 12, 5e-9) for i in range(1, 13)]
+    costs = [PrivacyCost(e, d, "dp-synthetic", "dataset", "s") for e, d in pairs]
+    rhos = [rho_from_epsilon(e, d) for e, d in pairs]
+    cost, details = compose_fits(costs, [{"accounting": {"rho_spent": r}} for r in rhos])
+    total_delta = sum(c.delta for c in costs[1:]) + costs[0].delta
+    assert "zCDP" in cost.mechanism and cost.delta == pytest.approx(12 * 5e-9)
+    assert cost.epsilon == pytest.approx(epsilon_from_rho(sum(rhos), total_delta))
+    assert cost.epsilon < details["basic"]["epsilon"] / 2
+
+
 def test_random_stopping_matches_the_theorem_evaluated_by_brute_force() -> None:
     rho, gamma, delta = 0.4, 1 / 12, 1e-6
     lam = np.linspace(1.001, 80, 8000)[:, None]

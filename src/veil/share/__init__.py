@@ -33,12 +33,8 @@ from veil.share.requirements import (
     derive_requirements,
     detect_identifiers,
 )
-from veil.share.search import (
-    DEFAULT_SYNTHESIZER_SETTINGS,
-    Cancellable,
-    ShareResult,
-    optimshare_search,
-)
+from veil.share.result import ShareResult
+from veil.share.search import DEFAULT_SYNTHESIZER_SETTINGS, Cancellable, optimshare_search
 from veil.share.selection import (
     NoCandidateError,
     compose_fits,

@@ -25,7 +25,8 @@ from veil.errors import ParameterError
 from veil.risk.pif import BinSpec
 from veil.share.fuzzy import budget_pairs
 from veil.share.requirements import ShareRequirements, derive_requirements
-from veil.share.search import ShareResult, optimshare_search
+from veil.share.result import ShareResult
+from veil.share.search import optimshare_search
 from veil.synth import TableDomain
 
 __all__ = ["optimshare"]

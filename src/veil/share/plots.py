@@ -35,7 +35,7 @@ from veil.synth import TableDomain
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from veil.share.search import ShareResult
+    from veil.share.result import ShareResult
 
 __all__ = ["candidates_figure", "comparison_table"]
 

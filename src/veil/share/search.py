@@ -42,12 +42,11 @@ guarantee, the leaks the result lists are not covered either, and the paper's Th
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -61,6 +60,7 @@ from veil.share.encoding import record_vectors
 from veil.share.fuzzy import BudgetPairs
 from veil.share.linkage import linkable_records, normalized_leak, similarity_groups
 from veil.share.merge import Groups, Merge, MergePlan, merged_instance, plan_merge
+from veil.share.result import Selection, ShareResult
 from veil.share.selection import (
     NoCandidateError,
     compose_fits,
@@ -69,8 +69,14 @@ from veil.share.selection import (
     random_stopping_epsilon,
 )
 from veil.share.utility import UtilityReference, candidate_correct, utility_loss
-from veil.synth import NumericColumn, Synthesizer, SynthModel, TableDomain, make_synthesizer
-from veil.synth.accounting import rho_from_epsilon
+from veil.synth import (
+    NumericColumn,
+    Synthesizer,
+    SynthModel,
+    TableDomain,
+    make_synthesizer,
+    rho_from_epsilon,
+)
 
 __all__ = [
     "DEFAULT_SYNTHESIZER_SETTINGS",
@@ -89,7 +95,6 @@ when the private tree does, and the pairs reuse the compiled estimator. The pric
 that rare codes are not merged before the tree is chosen.
 """
 
-Selection = Literal["paper", "private"]
 Rescale = Literal["public", "data"]
 Progress = Callable[[str, int, int], None]
 
@@ -119,88 +124,6 @@ class Cancellable(Protocol):
     """What a cancellation token offers: ``check(where)`` raises to stop the run."""
 
     def check(self, where: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class ShareResult:
-    """The released table of an OptimShare search, how it was chosen and what it costs.
-
-    Attributes
-    ----------
-    data : pandas.DataFrame
-        The released table: Q exact, S synthetic, rows in the input's order and index
-        (shuffle them before publishing, :func:`veil.frames.shuffle_rows`).
-    table : pandas.DataFrame
-        Every candidate: pair, ε, δ, instance, utility (1 - U_l), U_o, U_p, U_l, the
-        linkable fraction L, P_N, E_l, e, whether it qualifies (e >= E^T) and was chosen,
-        whether its scores are noisy (private selection), and the fit, sample and score
-        times in seconds (the fit time is that of the instance's model). Computed from
-        the raw records: for the custodian.
-    chosen : dict
-        The released candidate's row of ``table``.
-    cost : PrivacyCost
-        What releasing ``data`` costs under the selection used.
-    costs : dict of str to PrivacyCost
-        ``"paper"``: the composition of every fit (only for ``selection="paper"``);
-        ``"private"``: the random-stopping bound with the search's settings (what a
-        private selection costs, also stated when the paper's rule was used).
-    model : SynthModel
-        The fitted model the released S was drawn from.
-    readings, leaks, guarantee, settings, details
-        Every reading made, every data-dependent choice not covered by the cost, the
-        guarantee in words (Theorem 3.2 not claimed), the settings, and the composition
-        and selection details (for the manifest).
-    """
-
-    data: pd.DataFrame
-    table: pd.DataFrame
-    chosen: dict[str, Any]
-    cost: PrivacyCost
-    costs: dict[str, PrivacyCost]
-    model: SynthModel
-    selection: Selection
-    q: tuple[str, ...]
-    s: tuple[str, ...]
-    label: str
-    readings: dict[str, str] = field(default_factory=dict)
-    leaks: tuple[str, ...] = ()
-    guarantee: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-Python summary for a manifest or ``--json`` (no data rows)."""
-        return {
-            "method": "OptimShare search (partially perturbed sharing)",
-            "selection": self.selection,
-            "q": list(self.q),
-            "s": list(self.s),
-            "label": self.label,
-            "chosen": {k: _plain(v) for k, v in self.chosen.items()},
-            "cost": _cost_dict(self.cost),
-            "costs": {rule: _cost_dict(c) for rule, c in self.costs.items()},
-            "guarantee": self.guarantee,
-            "leaks": list(self.leaks),
-            "readings": dict(self.readings),
-            "settings": {k: _plain(v) for k, v in self.settings.items()},
-            "details": self.details,
-            "model": self.model.describe(),
-            "candidates": [
-                {k: _plain(v) for k, v in row.items()} for row in self.table.to_dict("records")
-            ],
-        }
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _cost_dict(cost: PrivacyCost) -> dict[str, Any]:
-    return dataclasses.asdict(cost)
 
 
 @dataclass(frozen=True)

@@ -137,16 +137,18 @@ def compose_fits(
         f"composition of {len(costs)} fits (basic)",
     )
     if rhos and all(r is not None for r in rhos):
-        delta = min(math.fsum(c.delta for c in costs), math.nextafter(1.0, 0.0))
+        # The domain's DP estimate (ε_D, δ_D) is counted once; the fits' summed ρ is
+        # converted at what is left of the basic composition's δ, so that both bounds
+        # state the same total δ.
+        domain_eps = math.fsum(c.epsilon for c in domain_costs)
+        domain_delta = math.fsum(c.delta for c in domain_costs)
         rho = math.fsum(r for r in rhos if r is not None)
-        eps = epsilon_from_rho(rho, delta)
-        extra = sum((c.epsilon for c in domain_costs), 0.0)
-        extra_delta = sum((c.delta for c in domain_costs), 0.0)
-        details["zcdp"] = {"rho": rho, "epsilon": eps + extra, "delta": delta + extra_delta}
-        if eps + extra < basic.epsilon and delta + extra_delta <= basic.delta:
+        eps = epsilon_from_rho(rho, basic.delta - domain_delta) + domain_eps
+        details["zcdp"] = {"rho": rho, "epsilon": eps, "delta": basic.delta}
+        if eps < basic.epsilon:
             chosen = PrivacyCost(
-                eps + extra,
-                delta + extra_delta,
+                eps,
+                basic.delta,
                 "dp-synthetic",
                 "dataset",
                 scope,
