@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,22 @@ def test_unknown_paths_and_bad_ids_give_a_clear_message_not_a_500(sqlite_site: S
         headers={"content-type": "application/json"},
     )
     assert bad.status_code in (400, 422) and bad.json()["error"]["field"] == "body"
+
+
+def test_an_unexpected_error_is_a_page_with_headers_not_a_traceback(sqlite_site: Site) -> None:
+    def boom() -> None:
+        raise RuntimeError("secret detail of the failure")
+
+    sqlite_site.app.add_api_route("/boom", boom)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    client = TestClient(
+        sqlite_site.app, base_url="https://testserver", raise_server_exceptions=False
+    )
+    response = client.get("/boom")
+    assert response.status_code == 500
+    assert "server: an unexpected error; nothing was changed" in response.text
+    assert "Traceback" not in response.text and "secret detail" not in response.text
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert response.headers["x-content-type-options"] == "nosniff"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
@@ -12,7 +11,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
@@ -28,17 +29,54 @@ __all__ = ["build_app"]
 _LOG = logging.getLogger("veil.server")
 
 
-def _headers(response: Response, path: str) -> None:
-    response.headers.setdefault("Content-Security-Policy", CSP)
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers.setdefault(
-        "X-Frame-Options", "DENY" if "/report" not in path else "SAMEORIGIN"
-    )
-    response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
-    response.headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
+def _headers(headers: MutableHeaders, path: str) -> None:
+    headers.setdefault("Content-Security-Policy", CSP)
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Referrer-Policy"] = "no-referrer"
+    headers.setdefault("X-Frame-Options", "DENY" if "/report" not in path else "SAMEORIGIN")
+    headers["Cross-Origin-Opener-Policy"] = "same-origin"
+    headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
     if not path.startswith("/static/"):
-        response.headers["Cache-Control"] = "no-store"
+        headers["Cache-Control"] = "no-store"
+
+
+class _Guard:
+    """Security headers on every response, and a page instead of a traceback.
+
+    A plain ASGI middleware (Starlette's ``BaseHTTPMiddleware`` costs a task and a
+    stream per request): it edits the response's start message as it passes.
+    """
+
+    def __init__(self, app: ASGIApp, env: Any) -> None:
+        self.app, self.env = app, env
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        started = False
+
+        async def guarded(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                _headers(MutableHeaders(scope=message), path)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, guarded)
+        except Exception:
+            _LOG.exception("unexpected error on %s", path)
+            if started:
+                raise
+            response = render_error(
+                Request(scope),
+                self.env,
+                ServerError("server: an unexpected error; nothing was changed", field=""),
+            )
+            response.status_code = 500
+            await response(scope, receive, guarded)
 
 
 async def _upload(request: Request) -> Response:
@@ -131,22 +169,7 @@ def build_app(config: ServerConfig, keyring: KeyRing, db: Database) -> FastAPI:
     app.add_api_route("/api/datasets", _upload, methods=["POST"])
     add_routes(app)
 
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        try:
-            response = await call_next(request)
-        except Exception:
-            _LOG.exception("unexpected error on %s", request.url.path)
-            response = render_error(
-                request,
-                app.state.templates,
-                ServerError("server: an unexpected error; nothing was changed", field=""),
-            )
-            response.status_code = 500
-        _headers(response, request.url.path)
-        return response
+    app.add_middleware(_Guard, env=app.state.templates)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
