@@ -239,8 +239,7 @@ def _phases(run: Callable[[], Any], repeats: int) -> dict[str, float]:
         "base table": best.get("base table", 0.0),
         "search evaluations": best.get("search evaluations", 0.0),
         "rest of search": best.get("search", 0.0) - best.get("search evaluations", 0.0),
-        "optimum's evaluation": best.get("evaluations", 0.0)
-        - best.get("search evaluations", 0.0),
+        "optimum's evaluation": best.get("evaluations", 0.0) - best.get("search evaluations", 0.0),
         "release": best.get("release", 0.0),
     }
     phases["other"] = best["total"] - sum(phases.values())

@@ -68,5 +68,3 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
-
-

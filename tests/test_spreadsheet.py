@@ -11,7 +11,7 @@ from veil.spreadsheet import FORMULA_PREFIXES, escape_formulas
 
 @pytest.mark.parametrize("prefix", FORMULA_PREFIXES)
 def test_every_formula_prefix_is_escaped(prefix: str) -> None:
-    frame = pd.DataFrame({"note": [f"{prefix}HYPERLINK(\"x\")", "plain"]})
+    frame = pd.DataFrame({"note": [f'{prefix}HYPERLINK("x")', "plain"]})
     out, counts = escape_formulas(frame)
     assert out["note"].iloc[0] == "'" + frame["note"].iloc[0]
     assert out["note"].iloc[1] == "plain"

@@ -712,9 +712,7 @@ def test_arx_beta_likeness_optima_on_adult(
         # The default checks the release against its own distribution: it passes.
         released = anonymize(df, hierarchies, model, max_suppression=max_suppression)
         check = (
-            basic_beta_likeness
-            if isinstance(model, BasicBetaLikeness)
-            else enhanced_beta_likeness
+            basic_beta_likeness if isinstance(model, BasicBetaLikeness) else enhanced_beta_likeness
         )
         assert check(released.data, ADULT_QIS, ["occupation"]) <= model.beta
 

@@ -340,9 +340,7 @@ def test_an_aggregated_table_with_weights_gives_the_records_optimum(
     raw = anonymize(df, hierarchies, models, max_suppression=max_suppression)
     counts = df.groupby([*hierarchies, "disease"]).size().rename("n").reset_index()
     counts = counts.sample(frac=1.0, random_state=0)  # row order must not matter
-    grouped = anonymize(
-        counts, hierarchies, models, max_suppression=max_suppression, weights="n"
-    )
+    grouped = anonymize(counts, hierarchies, models, max_suppression=max_suppression, weights="n")
     assert grouped.levels == raw.levels
     assert grouped.suppressed == raw.suppressed
     for name in ("loss", "discernibility", "entropy", "classes"):

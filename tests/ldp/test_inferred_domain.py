@@ -61,9 +61,7 @@ def test_inferred_arrow_domain_holds_values_first_seen_late_in_the_column() -> N
     df = pd.DataFrame({"w": pd.array(early + late, dtype=ARROW)})
     domain = sorted({v for v in early + late if v is not None})
     assert len(domain) > len(set(early))
-    declared = dp_randomized_response_kary(
-        df, "w", 1.0, domain=domain, missing="keep", rng=_gen(4)
-    )
+    declared = dp_randomized_response_kary(df, "w", 1.0, domain=domain, missing="keep", rng=_gen(4))
     inferred = _inferred(
         lambda: dp_randomized_response_kary(df, "w", 1.0, missing="keep", rng=_gen(4))
     )

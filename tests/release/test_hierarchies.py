@@ -145,9 +145,7 @@ def test_an_anonymization_with_recipes_matches_the_same_hierarchies_as_files(
     (tmp_path / "zip.csv").write_text("".join(f"{z},{z[:4]}*,{z[:3]}**,*\n" for z in zips))
     files = run(_plan(source, str(tmp_path / "age.csv"), str(tmp_path / "zip.csv")),
                 tmp_path / "files", rng=1)  # fmt: skip
-    recipe = _plan(
-        source, {"intervals": {"widths": [5, 10], "labels": "a-b"}}, {"mask": 2}
-    )
+    recipe = _plan(source, {"intervals": {"widths": [5, 10], "labels": "a-b"}}, {"mask": 2})
     inline = run(recipe, tmp_path / "inline", rng=1)
     on_dask = run(recipe, tmp_path / "dask", rng=1, engine=DaskEngine("threads", npartitions=3))
     levels = files.manifest["anonymization"]["levels"]

@@ -76,7 +76,9 @@ def test_a_share_plan_keeps_q_exact_and_spends_at_most_its_bound(
 ) -> None:
     plan = _plan(tmp_path, selection=selection)
     bound = search_cost_bound(
-        [tuple(p) for p in PAIRS], selection=selection, instances=2  # type: ignore[misc]
+        [tuple(p) for p in PAIRS],
+        selection=selection,
+        instances=2,  # type: ignore[misc]
     )
     ledger = plan_ledger(load_plan(plan))
     assert ledger.total("dp-synthetic").epsilon == pytest.approx(bound.epsilon)

@@ -55,7 +55,6 @@ _Codes: TypeAlias = npt.NDArray[np.int64]
 _Floats: TypeAlias = npt.NDArray[np.float64]
 
 
-
 # --------------------------------------------------------------------------- validation
 
 

@@ -142,8 +142,10 @@ class _Search:
     def consider(self, node: tuple[int, ...], values: dict[str, float]) -> None:
         """Keep the node if it beats the best (ties: lower level sum, then lexicographic)."""
         value = values[self.problem.metric]
-        if self.best is None or value < self.best[0] - 1e-12 or (
-            value <= self.best[0] + 1e-12 and (sum(node), node) < (self.best[1], self.best[2])
+        if (
+            self.best is None
+            or value < self.best[0] - 1e-12
+            or (value <= self.best[0] + 1e-12 and (sum(node), node) < (self.best[1], self.best[2]))
         ):
             self.best = (value, sum(node), node, values)
 
@@ -202,9 +204,7 @@ class _Chains:
         self.bounds = bounds
         self.monotone = problem.monotone
         self.max_out = problem.max_out
-        self.mono = (
-            lattice.status if problem.monotone else np.zeros(lattice.size, dtype=np.int8)
-        )
+        self.mono = lattice.status if problem.monotone else np.zeros(lattice.size, dtype=np.int8)
         self.climb = climb
         self.boundaries: list[float] = []  # where each chain's boundary was, 0..1
         self.climbed = 0  # evaluations made while climbing
@@ -229,9 +229,11 @@ class _Chains:
         """Settle ``i``'s monotone part from a chain above it."""
         mono = self.mono
         path = self.lattice.chain(i, self.bounds, mono)
-        split = min(max(sum(self.boundaries) / len(self.boundaries), 0.5), 0.9) if (
-            self.boundaries
-        ) else 0.5
+        split = (
+            min(max(sum(self.boundaries) / len(self.boundaries), 0.5), 0.9)
+            if (self.boundaries)
+            else 0.5
+        )
         lo, hi = 0, len(path) - 1
         while lo <= hi:
             mid = lo + int((hi - lo) * split)
@@ -243,8 +245,10 @@ class _Chains:
                 lo = mid + 1
         if len(path) > 1:
             self.boundaries.append(min(lo / (len(path) - 1), 1.0))
-        if self.climb and lo > 0 and (
-            self.climbed < 4 or 2 * self.climbed_infeasible >= self.climbed
+        if (
+            self.climb
+            and lo > 0
+            and (self.climbed < 4 or 2 * self.climbed_infeasible >= self.climbed)
         ):
             self.climb_from(path[lo - 1])
 
@@ -298,9 +302,10 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
             if exact:
                 # Nothing suppressed: the metric equals its bound; no pass needed.
                 known_value[i] = float(bounds[i])
-                search.consider(node, dict.fromkeys(_METRIC_COLUMNS, math.nan) | {
-                    problem.metric: float(bounds[i])
-                })
+                search.consider(
+                    node,
+                    dict.fromkeys(_METRIC_COLUMNS, math.nan) | {problem.metric: float(bounds[i])},
+                )
             else:
                 chains.settle(i)
 
@@ -354,9 +359,7 @@ def _lattice_table(
         q: lattice.nodes[order, j].astype(np.int64) for j, q in enumerate(problem.qis)
     }
     columns["feasible"] = pd.arrays.BooleanArray(feasible[order], ~decided[order])
-    columns["suppressed"] = pd.arrays.IntegerArray(
-        suppressed[order], suppressed[order] < 0
-    )
+    columns["suppressed"] = pd.arrays.IntegerArray(suppressed[order], suppressed[order] < 0)
     columns["evaluated"] = evaluated[order]
     for k, name in enumerate(_METRIC_COLUMNS):
         columns[name] = values[order, k]

@@ -94,9 +94,10 @@ def _node_key(
         weights = [1] * len(radices)
         for j in range(len(radices) - 2, -1, -1):
             weights[j] = weights[j + 1] * radices[j + 1]
-        key: _Ints = np.array(
-            [0 if j in mapped else w for j, w in enumerate(weights)], dtype=np.int64
-        ) @ classes
+        key: _Ints = (
+            np.array([0 if j in mapped else w for j, w in enumerate(weights)], dtype=np.int64)
+            @ classes
+        )
         for j, column in mapped.items():
             key += column * weights[j]
         return key, span
@@ -258,8 +259,8 @@ class Problem:
     ) -> None:
         if reference not in REFERENCES:
             raise ParameterError(
-                f"reference must be one of {REFERENCES} (\"release\": models compare "
-                "classes with the released records' distribution; \"input\": with the "
+                f'reference must be one of {REFERENCES} ("release": models compare '
+                'classes with the released records\' distribution; "input": with the '
                 f"whole input's, as ARX does), got {reference!r}"
             )
         if not isinstance(df, pd.DataFrame):
@@ -310,9 +311,9 @@ class Problem:
         self.reference = reference
         # Models whose verdict depends on the reference distribution: with
         # reference="release" they are checked again once suppression changes it.
-        self.recheck = [
-            m for m in models if m.compares_distribution
-        ] if reference == "release" else []
+        self.recheck = (
+            [m for m in models if m.compares_distribution] if reference == "release" else []
+        )
         self.metric = metric
         self.rows = len(df)
         self._base: Table | None = None
@@ -382,9 +383,7 @@ class Problem:
             )
             offset = float(hist @ np.log2(np.maximum(hist, 1)))
             losses, logs, gen, ent = [], [], [], []
-            for c, g, size in zip(
-                structure.codes, structure.groups, structure.leaves, strict=True
-            ):
+            for c, g, size in zip(structure.codes, structure.groups, structure.leaves, strict=True):
                 loss = (size - 1) / (leaves - 1) if leaves > 1 else np.zeros(g)
                 log_count = np.log2(np.maximum(np.bincount(c, weights=hist, minlength=g), 1))
                 losses.append(loss)
@@ -403,9 +402,7 @@ class Problem:
         # with one lookup.
         per_group = [(lv, j) for j, losses in enumerate(self.group_loss) for lv in losses]
         self.loss_table = np.concatenate([lv for lv, _ in per_group])
-        self.log_count_table = np.concatenate(
-            [lv for logs in self.group_log_count for lv in logs]
-        )
+        self.log_count_table = np.concatenate([lv for logs in self.group_log_count for lv in logs])
         starts = list(itertools.accumulate([len(lv) for lv, _ in per_group], initial=0))
         self.table_start: list[list[int]] = []
         k = 0
@@ -570,9 +567,9 @@ class Problem:
         monotone_suppressed = 0 if monotone_ok.all() else int(sizes[~monotone_ok].sum())
         return Outcome(table, suppressed, monotone_suppressed, values, ok, source_class)
 
-    def _recheck(self, classes: _Classes, ok: npt.NDArray[np.bool_]) -> tuple[
-        npt.NDArray[np.bool_], int
-    ]:
+    def _recheck(
+        self, classes: _Classes, ok: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.bool_], int]:
         """Check the kept classes again against the released records' distribution.
 
         Suppression changes the distribution the released table is measured against;
@@ -592,9 +589,7 @@ class Problem:
                 keep = ok[pairs.cls]
                 cls, value, count = pairs.cls[keep], pairs.value[keep], pairs.count[keep]
                 prior = np.bincount(value, weights=count, minlength=pairs.n_values)
-                released.pairs[att] = _Pairs(
-                    cls, value, count, pairs.n_values, prior / prior.sum()
-                )
+                released.pairs[att] = _Pairs(cls, value, count, pairs.n_values, prior / prior.sum())
             accepted = ok.copy()
             for model in self.recheck:
                 accepted &= model._accepts(released)
@@ -674,13 +669,10 @@ class Problem:
         """Whether each record's class is released, from the node's class rows."""
         radices = [int(c.max(initial=0)) + 1 for c in generalized]
         both = [
-            np.concatenate([g, t])
-            for g, t in zip(generalized, outcome.table.classes, strict=True)
+            np.concatenate([g, t]) for g, t in zip(generalized, outcome.table.classes, strict=True)
         ]
         key, _ = _combine(both, radices)
-        kept: npt.NDArray[np.bool_] = np.isin(
-            key[: self.rows], key[self.rows :][outcome.kept]
-        )
+        kept: npt.NDArray[np.bool_] = np.isin(key[: self.rows], key[self.rows :][outcome.kept])
         return kept
 
 

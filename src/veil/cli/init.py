@@ -32,9 +32,7 @@ def init(
             help="The plan file to write (default: DATA's name with .plan.yaml, beside it).",
         ),
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace an existing plan file.")
-    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing plan file.")] = False,
     sep: Sep = None,
     encoding: Encoding = None,
     as_json: Json = False,

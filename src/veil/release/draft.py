@@ -160,9 +160,7 @@ def _hierarchy(series: pd.Series, role: ColumnRole) -> tuple[Any, str]:
     return "*", "categories to * (write a mapping to group them first)"
 
 
-def _column(
-    name: Hashable, series: pd.Series, role: ColumnRole
-) -> tuple[dict[str, Any], str, Any]:
+def _column(name: Hashable, series: pd.Series, role: ColumnRole) -> tuple[dict[str, Any], str, Any]:
     """The column's spec, its comment, and its hierarchy if it is a quasi-identifier."""
     if role.role == "identifier":
         comment = (
@@ -204,9 +202,7 @@ def _location(frame: pd.DataFrame, lat: Hashable, lon: Hashable) -> tuple[dict[s
     return spec, comment
 
 
-def draft_plan(
-    frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str = ","
-) -> Draft:
+def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str = ",") -> Draft:
     """Draft a plan for ``frame``, read from ``source`` (written into the plan as given).
 
     Parameters
@@ -285,6 +281,4 @@ def _riskiest(roles: RoleSuggestions) -> str:
     top = roles.combinations.head(3)
     if top.empty:
         return "none scanned"
-    return "; ".join(
-        f"{name} singles out {rate:.1%}" for name, rate in top["unique_rate"].items()
-    )
+    return "; ".join(f"{name} singles out {rate:.1%}" for name, rate in top["unique_rate"].items())

@@ -453,9 +453,7 @@ class PandasEngine:
 
     def hold(self, original: pd.DataFrame, gathered: Gathered) -> HeldRows:
         """Rows another engine gathered, held in memory for the steps after them."""
-        return HeldRows(
-            original, gathered.frame, Recorded(gathered.privacy, gathered.masking), {}
-        )
+        return HeldRows(original, gathered.frame, Recorded(gathered.privacy, gathered.masking), {})
 
     def count(
         self, rows: HeldRows, counted: Mapping[str, Counted], reporter: Reporter
@@ -732,9 +730,7 @@ class DaskEngine:
         start = time.perf_counter()
         needed = {c for spec in counted.values() for c in spec.keys}
         useful = [
-            i
-            for i, step in enumerate(rows.steps)
-            if not step.columns or needed & set(step.columns)
+            i for i, step in enumerate(rows.steps) if not step.columns or needed & set(step.columns)
         ]
         scan = PartitionedRows(
             rows.data,

@@ -69,9 +69,7 @@ class ReleaseLedger:
             return self._composed().total("metric", "metre")
         if notion in ("dp-synthetic", "synthetic"):
             return self._composed().total("dp-synthetic", "dataset")
-        raise ParameterError(
-            f"notion: must be 'ldp', 'metric' or 'dp-synthetic', got {notion!r}"
-        )
+        raise ParameterError(f"notion: must be 'ldp', 'metric' or 'dp-synthetic', got {notion!r}")
 
     def syntactic(self) -> list[str]:
         """The syntactic guarantees (k-anonymity and the like), one line each."""

@@ -206,9 +206,7 @@ def plan_inputs(plan: Plan) -> list[Path]:
         if isinstance(vault, str) and "://" not in vault:
             paths.append(Path(vault))
     if plan.anonymization is not None:
-        paths.extend(
-            Path(h.path) for h in plan.anonymization.quasi_identifiers.values() if h.path
-        )
+        paths.extend(Path(h.path) for h in plan.anonymization.quasi_identifiers.values() if h.path)
     if plan.budget.target is not None and plan.budget.target.sample is not None:
         paths.append(Path(plan.budget.target.sample))
     return paths

@@ -243,9 +243,7 @@ def _risk_columns(plan: Plan, dropped: tuple[str, ...], columns: tuple[str, ...]
     """The released quasi-identifiers the custodian's risk is measured on."""
     if not (plan.output.report and "risk" in plan.evaluation.metrics):
         return []
-    return [
-        c for c in plan.columns_with("quasi_identifier") if c not in dropped and c in columns
-    ]
+    return [c for c in plan.columns_with("quasi_identifier") if c not in dropped and c in columns]
 
 
 @dataclass(frozen=True)
@@ -258,9 +256,7 @@ class _Written:
     staged: Path
 
 
-def _write(
-    job: _Job, protected: Protected, outputs: OutputSet, evaluation: Evaluation
-) -> _Written:
+def _write(job: _Job, protected: Protected, outputs: OutputSet, evaluation: Evaluation) -> _Written:
     """The released records, finished and shuffled, into the staged release file."""
     plan, facts = job.record.plan, job.record
     job.reporter.phase("write")
@@ -288,9 +284,7 @@ def _write(
         )
     facts.timings.update(protected.timings)
     facts.timings.update(streamed.timings)
-    facts.release = layout_facts(
-        protected.engine.where("order") if shuffle else None, writer
-    )
+    facts.release = layout_facts(protected.engine.where("order") if shuffle else None, writer)
     facts.outputs["release"] = {
         "file": plan.output.filename,
         "format": fmt,

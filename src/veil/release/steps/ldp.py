@@ -198,9 +198,7 @@ def _run(name: str, spec: LdpTreatment) -> Any:
         if len(spec.domain) == 2
         else ldp.dp_randomized_response_kary
     )
-    return lambda df, g: randomize(
-        df, name, eps, domain=spec.domain, missing=spec.missing, rng=g
-    )
+    return lambda df, g: randomize(df, name, eps, domain=spec.domain, missing=spec.missing, rng=g)
 
 
 class LdpKind:

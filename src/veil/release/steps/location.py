@@ -237,9 +237,7 @@ def _mask(loc: LocationSpec, mask: Any) -> Any:
             df, lat, lon, mask.radius_m, kind=mask.kind, **common, rng=g
         )
     if isinstance(mask, DonutMask):
-        return lambda df, g: geo.donut(
-            df, lat, lon, mask.r_min_m, mask.r_max_m, **common, rng=g
-        )
+        return lambda df, g: geo.donut(df, lat, lon, mask.r_min_m, mask.r_max_m, **common, rng=g)
     assert isinstance(mask, CloakMask)
     return lambda df, _: geo.cloak(
         df,

@@ -274,6 +274,4 @@ class ShareKind:
     def build(self, spec: ShareSpec) -> Step:
         """A whole-table step running the search on the gathered records."""
         columns = (*spec.quasi_identifiers, *spec.synthesized)
-        return Step(
-            "share (OptimShare)", SCOPE, "table", lambda df, g: _run(spec, df, g), columns
-        )
+        return Step("share (OptimShare)", SCOPE, "table", lambda df, g: _run(spec, df, g), columns)
