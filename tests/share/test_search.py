@@ -557,3 +557,19 @@ def test_default_settings_fit_mst_without_compression() -> None:
 def test_synthesizer_names_come_from_the_registry() -> None:
     with pytest.raises(ParameterError, match="synthesizer: 'nope' is unknown"):
         _search(synthesizer="nope")
+
+
+def test_a_dpwgan_without_condition_is_fitted_on_q_and_keeps_it_exact() -> None:
+    # The DP-WGAN's networks read the given columns, so the search conditions it on
+    # what the merge gives (Q here); the caller need not repeat Q in its settings.
+    data = _table(200)
+    result = _search(
+        data=data,
+        pairs=[(2.0, 1e-6)],
+        instances=1,
+        synthesizer="dpwgan",
+        synthesizer_settings={"steps": 3, "critic_steps": 1, "hidden": [8], "latent_dim": 4},
+    )
+    assert result.model is not None
+    assert list(result.model.describe()["settings"]["condition"]) == Q
+    pd.testing.assert_frame_equal(result.data[Q], data[Q])

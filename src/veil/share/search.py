@@ -503,9 +503,8 @@ class _Best:
 def _fit(ctx: _Context, pair: int, rng: np.random.Generator) -> tuple[SynthModel, float]:
     eps, delta = ctx.settings.pairs[pair]
     started = time.perf_counter()
-    model = ctx.settings.synthesizer.fit(
-        ctx.plan.fit_frame, ctx.plan.fit_domain, eps, delta, rng=rng
-    )
+    synthesizer = ctx.settings.synthesizer.for_given(list(ctx.plan.given.columns))
+    model = synthesizer.fit(ctx.plan.fit_frame, ctx.plan.fit_domain, eps, delta, rng=rng)
     return model, time.perf_counter() - started
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,16 @@ class Synthesizer(ABC):
     """Settings of one synthesis method; :meth:`fit` spends the budget once."""
 
     name: str = ""
+
+    def for_given(self, columns: Sequence[str]) -> Synthesizer:
+        """These settings for a model that will be sampled given ``columns``.
+
+        Most methods condition at sampling time on whatever is given, so this returns
+        ``self``. A method whose networks must be built on the given columns (the
+        DP-WGAN) returns a copy conditioned on them when none were chosen.
+        """
+        del columns
+        return self
 
     @abstractmethod
     def fit(

@@ -544,6 +544,17 @@ class DPWGAN(Synthesizer):
             )
         self.accountant: Accountant = accountant
 
+    def for_given(self, columns: Sequence[str]) -> DPWGAN:
+        """A copy conditioned on ``columns`` when no condition was chosen, else ``self``.
+
+        The networks read the encoded given columns, so a model sampled given Q must
+        be fitted conditional on Q; a condition chosen by the caller is kept (sampling
+        then checks it matches what is given).
+        """
+        if self.condition:
+            return self
+        return DPWGAN(**{**self.settings(), "condition": list(columns)})
+
     def settings(self) -> dict[str, Any]:
         """The constructor's settings (plain Python, for a manifest)."""
         return {
