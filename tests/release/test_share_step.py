@@ -181,3 +181,57 @@ def test_the_search_reports_progress_runs_on_dask_and_stops_at_cancel(tmp_path: 
     with pytest.raises(Cancelled):
         run(plan, tmp_path / "cancelled", rng=5, progress=cancel_in_search, cancel=token)
     assert not (tmp_path / "cancelled").exists()
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.ReproducibleNoiseWarning")
+def test_the_report_reviews_the_share_and_the_review_stays_with_the_custodian(
+    tmp_path: Path,
+) -> None:
+    from veil.risk import assess_pif
+
+    plan = _plan(tmp_path)
+    plan["output"] = {"report": True}
+    result = run(plan, tmp_path / "out", rng=4)
+    # The review reads the raw records: never in the public manifest.
+    assert "review" not in result.manifest["share"]
+    review = result.custodian["share"]["review"]
+    original = _table()
+    # PIF_A before is the assessment of the raw Q ∪ S on the domain's public bins.
+    columns = ["sex", "region", "age", "income", "y"]
+    expected = assess_pif(
+        original[columns],
+        bins={"age": review["bins"]["age"], "income": review["bins"]["income"]},
+        default_bins="exact",
+    )
+    assert review["pif"]["before"] == pytest.approx(
+        {k: float(v) for k, v in expected.pif_a.items()}
+    )
+    assert review["bins"]["income"] == pytest.approx(list(np.linspace(0, 100, 11)))
+    assert set(review["pif"]["qpif"]) == {"sex", "region"}
+    # Synthetic S breaks the cohorts: the released S single records out less.
+    assert review["pif"]["after"]["income"] < review["pif"]["before"]["income"]
+    # Table 2: the original, the model sampled whole and the release, row by row.
+    recall = review["comparison"]["NB_recall"]
+    assert set(recall) == {"Original", "Fully synthetic", "OptimShare"}
+    assert all(0.0 <= v <= 1.0 for v in recall.values())
+    page = result.report_path.read_text(encoding="utf-8")
+    section = page[page.index('id="share"') :]
+    assert "Partially perturbed sharing" in page
+    assert "NOT covered by" in section and "Theorem 3.2 is not claimed" in section
+    assert section.count("data:image/png;base64") >= 4  # Fig. 7, Fig. 6a, PIF bars, Fig. 8
+    assert "NB_precision" in section and "Fully synthetic" in section
+    assert 'href="#def-csf"' in section and 'href="#def-effectiveness"' in section
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.ReproducibleNoiseWarning")
+def test_a_synthesized_quasi_identifier_is_no_class_key_after_release(tmp_path: Path) -> None:
+    # S is drawn from the DP model: its released values belong to no record, so the
+    # risk after release counts classes on the exact Q only.
+    plan = _plan(tmp_path)
+    plan["columns"]["age"]["role"] = "quasi_identifier"
+    plan["evaluation"] = {"metrics": ["risk"]}
+    plan["output"] = {"report": True}
+    result = run(plan, tmp_path / "out", rng=4)
+    risk = result.manifest["risk"]
+    assert risk["not_class_keys"] == ["age"]
+    assert risk["after"]["quasi_identifiers"] == ["sex", "region"]

@@ -44,8 +44,9 @@ _NOT_KEYS: Final[frozenset[str]] = frozenset(
 def attacker_keys(plan: Plan, qis: Sequence[str]) -> list[str]:
     """The quasi-identifiers of ``qis`` an attacker can match exactly in the release.
 
-    Those released as they are or generalized; a noised (local-DP) or pseudonymized
-    quasi-identifier is left out. No privacy cost: it reads the plan only.
+    Those released as they are or generalized; a noised (local-DP), pseudonymized or
+    synthesized (a share step's S, drawn from a DP model) quasi-identifier is left out.
+    No privacy cost: it reads the plan only.
 
     Parameters
     ----------
@@ -59,8 +60,12 @@ def attacker_keys(plan: Plan, qis: Sequence[str]) -> list[str]:
     list of str
         The class keys, in the order of ``qis``.
     """
+    synthesized = set(plan.share.synthesized) if plan.share is not None else set()
     return [
-        q for q in qis if q not in plan.columns or plan.columns[q].treatment.method not in _NOT_KEYS
+        q
+        for q in qis
+        if q not in synthesized
+        and (q not in plan.columns or plan.columns[q].treatment.method not in _NOT_KEYS)
     ]
 
 

@@ -230,8 +230,9 @@ def _public_anonymization(info: Mapping[str, Any] | None) -> dict[str, Any] | No
 
 
 # What a share step measured on the raw records (utility, linkage, effectiveness, the
-# candidates' scores): the custodian's, not the public manifest's.
-_SHARE_MEASURED = ("candidates", "details")
+# candidates' scores, PIF and the Table 2 review): the custodian's, not the public
+# manifest's.
+_SHARE_MEASURED = ("candidates", "details", "review")
 _CHOSEN_PUBLIC = ("pair", "epsilon", "delta", "instance")
 
 

@@ -8,8 +8,8 @@ search (:func:`optimshare_search`, :mod:`veil.share.search`) fits one DP model p
 merges synthetic S with the exact Q, scores every candidate by utility
 (:mod:`veil.share.utility`) and residual linkage (:mod:`veil.share.linkage`) and selects
 one, by the paper's argmax or privately (:mod:`veil.share.selection`); :func:`optimshare`
-runs the three steps in order, and :mod:`veil.share.plots` draws the paper's Fig. 7 and
-Table 2.
+runs the three steps in order, :mod:`veil.share.plots` draws the paper's Fig. 7 and
+Table 2, and :func:`review_share` measures a release for its custodian's report.
 """
 
 from veil.share.budget import fuzzy_pair_bound, search_cost_bound
@@ -34,6 +34,7 @@ from veil.share.requirements import (
     detect_identifiers,
 )
 from veil.share.result import ShareResult
+from veil.share.review import public_bins, review_share
 from veil.share.search import DEFAULT_SYNTHESIZER_SETTINGS, Cancellable, optimshare_search
 from veil.share.selection import (
     NoCandidateError,
@@ -81,8 +82,10 @@ __all__ = [
     "optimshare",
     "optimshare_search",
     "plan_merge",
+    "public_bins",
     "random_stopping_epsilon",
     "record_vectors",
+    "review_share",
     "search_cost_bound",
     "similarity_groups",
     "stratified_folds",

@@ -18,7 +18,7 @@ per-column entries), ``levels`` (generalization levels in words), ``context`` (c
 inputs, treatments, row matching, samples), ``treatments`` (what was done to a column,
 in words), then one module per group of sections: ``summary``, ``risk``,
 ``distributions``, ``divergence``, ``utility`` (correlation and machine learning),
-``maps``, ``findings`` and ``verdict``.
+``maps``, ``share`` (OptimShare), ``findings`` and ``verdict``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from veil.release.report.ledger import _ledger_section
 from veil.release.report.maps import _map_section
 from veil.release.report.page import _p, _page
 from veil.release.report.risk import _review_risk, _risk_section
+from veil.release.report.share import _share_section
 from veil.release.report.summary import (
     _details_section,
     _listed_warnings,
@@ -102,7 +103,10 @@ def build_report(
     (:func:`veil.metrics.correlation_loss` with both correlation matrices); machine
     learning utility (:func:`veil.metrics.ml_utility`, if ``target`` is given); a map per
     location pair (original and released points, a zoom on the densest area, and
-    :func:`veil.geo.evaluate`'s linkage and utility measures); the warnings (the
+    :func:`veil.geo.evaluate`'s linkage and utility measures); for a share step
+    (OptimShare), what is exact and what synthetic at which cost, the utility and
+    effectiveness of every candidate (Fig. 7), the CSF heat map and PIF before and after,
+    QPIF beside QSPIF (Figs. 6 and 8) and the Table 2 comparison; the warnings (the
     release's, and the libraries' apart, without file paths); what is not protected;
     the run's details (rows, input hash, totals, timings); the definition of every
     measure, with its reference.
@@ -229,6 +233,9 @@ def build_report(
         sections.append(("ledger", "Privacy ledger", ledger))
     if risk is not None:
         sections.append(("risk", "Re-identification risk", _risk_section(context, risk)))
+    share = _share_section(context)
+    if share is not None:
+        sections.append(("share", "Partially perturbed sharing", share))
     if "distributions" in wanted:
         sections.append(("distributions", "Distributions", _distribution_section(context)))
     if "divergence" in wanted:

@@ -54,6 +54,12 @@ _HITTMEIR: Final[str] = (
     'data for regression tasks", IEEE International Conference on Big Data, 2019'
 )
 
+_OPTIMSHARE: Final[str] = (
+    'M. A. P. Chamikara, S. I. Jang, I. Oppermann, D. Liu et al., "OptimShare: a unified '
+    "framework for privacy preserving data sharing - towards the practical utility of data "
+    'with privacy", 2023'
+)
+
 _TERMS: Final[dict[str, _Term]] = {
     "class": _Term(
         "equivalence class",
@@ -199,6 +205,34 @@ _TERMS: Final[dict[str, _Term]] = {
         "displacement",
         "the distance in metres between a true location and its released version.",
         *_ZANDBERGEN,
+    ),
+    "csf": _Term(
+        "cell surprise factor (CSF)",
+        "for one cell, how far the share of its value among the records equal to it on "
+        "every other attribute is from the value's share in the whole table: 0 says "
+        "nothing, 1 gives it away.",
+        _OPTIMSHARE,
+    ),
+    "pif": _Term(
+        "PIF_A",
+        "an attribute's mean CSF, in [0, 1]: how much its values single records out. "
+        "QPIF is measured on the exact columns alone, QSPIF on every released column; an "
+        "exact column whose QSPIF far exceeds its QPIF is moved to the synthetic ones.",
+        _OPTIMSHARE,
+    ),
+    "share-utility": _Term(
+        "utility loss U_l",
+        "GaussianNB trained on a candidate and tested on held-out original records, "
+        "against the original cross-validated on itself: (U_o - U_p) / U_o, clipped to "
+        "[0, 1]; the figure shows the utility 1 - U_l.",
+        _OPTIMSHARE,
+    ),
+    "effectiveness": _Term(
+        "effectiveness e",
+        "1 - (C U_l + (1 - C) P_N), where P_N = min(1, epsilon L / T_eps) weighs the share "
+        "L of records whose own synthetic row is the nearest to them among the rows with "
+        "their exact values; candidates with e below E^T are not released.",
+        _OPTIMSHARE,
     ),
 }
 

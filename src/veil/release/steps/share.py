@@ -161,14 +161,10 @@ def _guarantee(spec: ShareSpec) -> str:
 
 def _public_bins(spec: ShareSpec) -> dict[Hashable, Any]:
     """PIF's bins of the numeric columns: the public bins of their domain."""
-    from veil.synth import NumericColumn, TableDomain
+    from veil.share import public_bins
+    from veil.synth import TableDomain
 
-    domain = TableDomain.from_dict(spec.domain)
-    return {
-        name: list(column.edges)
-        for name, column in domain.columns.items()
-        if isinstance(column, NumericColumn)
-    }
+    return dict(public_bins(TableDomain.from_dict(spec.domain)))
 
 
 def _pairs(spec: ShareSpec, data: pd.DataFrame, q: list[str], s: list[str]) -> Any:
@@ -212,6 +208,33 @@ def _pairs(spec: ShareSpec, data: pd.DataFrame, q: list[str], s: list[str]) -> A
     return pairs, leaks, q, s
 
 
+def _review(
+    spec: ShareSpec,
+    frame: pd.DataFrame,
+    result: Any,
+    q: list[str],
+    s: list[str],
+    generator: np.random.Generator,
+) -> dict[str, Any]:
+    """The custodian's review of the release (PIF, Table 2), or why it was not measured."""
+    from veil.share import review_share
+    from veil.synth import TableDomain
+
+    try:
+        return review_share(
+            frame[[*q, *s]],
+            result.data,
+            q=q,
+            s=s,
+            label=spec.label,
+            domain=TableDomain.from_dict(spec.domain),
+            model=result.model,
+            rng=generator,
+        )
+    except VeilError as exc:
+        return {"error": str(exc)}
+
+
 def _run(spec: ShareSpec, frame: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:
     from veil.share import optimshare_search
 
@@ -253,6 +276,7 @@ def _run(spec: ShareSpec, frame: pd.DataFrame, generator: np.random.Generator) -
     cost = {**dataclasses.asdict(result.cost), "scope": SCOPE}
     out.attrs[PRIVACY_ATTR] = [*frame.attrs.get(PRIVACY_ATTR, []), cost]
     facts = result.to_dict()
+    facts["review"] = _review(spec, frame, result, q, s, generator)
     facts["leaks"] = [*leaks, *facts["leaks"]]
     facts["released"] = {"quasi_identifiers": q, "synthesized": s}
     out.attrs[STEP_FACTS] = {**frame.attrs.get(STEP_FACTS, {}), "share": facts}

@@ -1,0 +1,138 @@
+"""The partially perturbed sharing section of the release report (OptimShare).
+
+Read from the share step's facts in the manifest (the custodian's part: the candidates'
+scores and the review measured on the raw records): what stays exact and what is
+synthetic, at what cost and under which selection; the paper's Fig. 7 (utility and
+effectiveness of every candidate), Fig. 6 (the CSF heat map of the original, PIF_A
+before and after), Fig. 8 (QPIF beside QSPIF) and Table 2 (the original, the chosen
+model sampled whole and the release); and the data-dependent choices listed as leaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from veil.release.report.context import _Context
+from veil.release.report.glossary import _explained
+from veil.release.report.page import _attempt, _e, _fmt, _names, _p, _table
+from veil.release.report.plots import _img
+
+# Records drawn in the CSF heat map (a systematic sample beyond this keeps it legible).
+_HEATMAP_ROWS = 2_000
+
+
+def _guarantee(share: Mapping[str, Any]) -> str:
+    cost = share.get("cost", {})
+    model = share.get("model", {})
+    chosen = share.get("chosen", {})
+    method = model.get("method", share.get("settings", {}).get("synthesizer", "a DP model"))
+    return (
+        f"{_names(share.get('q', []))} are released exactly and are NOT covered by "
+        f"differential privacy. {_names(share.get('s', []))} are drawn from {method} "
+        f"fitted at epsilon {_fmt(chosen.get('epsilon'))}, delta {_fmt(chosen.get('delta'))}; "
+        f"releasing them costs epsilon {_fmt(cost.get('epsilon'))}, delta "
+        f"{_fmt(cost.get('delta'))} per dataset under the {share.get('selection', '?')} "
+        "selection (every candidate's fit is counted). OptimShare's Theorem 3.2 is not "
+        "claimed."
+    )
+
+
+def _search_summary(share: Mapping[str, Any], table: pd.DataFrame) -> str:
+    chosen = share.get("chosen", {})
+    pairs = int(table["pair"].nunique()) if "pair" in table else 0
+    passing = int(table["qualifies"].sum()) if "qualifies" in table else 0
+    threshold = _fmt(share.get("settings", {}).get("e_threshold"))
+    return (
+        f"The search fitted {pairs} model{'s' if pairs != 1 else ''}, one per (epsilon, "
+        f"delta) pair it tried, and drew {len(table) // max(pairs, 1)} instances from each "
+        f"(sampling costs nothing more): {len(table)} candidates, {passing} with e at "
+        f"least E^T = {threshold}. Released: pair {_fmt(chosen.get('pair'))}, instance "
+        f"{_fmt(chosen.get('instance'))}."
+    )
+
+
+def _candidates(share: Mapping[str, Any], table: pd.DataFrame) -> str:
+    from veil.share import candidates_figure
+
+    threshold = share.get("settings", {}).get("e_threshold")
+    figure = candidates_figure(table, e_threshold=None if threshold is None else float(threshold))
+    return _img(figure, "utility and effectiveness of every candidate, pair by pair") + _explained(
+        ["share-utility", "effectiveness"]
+    )
+
+
+def _pif(ctx: _Context, review: Mapping[str, Any]) -> str:
+    from veil.risk.pif import assess_pif
+    from veil.risk.pif_plots import csf_heatmap, pif_bars
+
+    pif = review["pif"]
+    q = list(pif["q"])
+    parts = []
+    columns = [c for c in pif["columns"] if c in ctx.original.columns]
+    if columns:
+        frame = ctx.original[columns]
+        step = max(1, len(frame) // _HEATMAP_ROWS)
+        bins = {c: e for c, e in review.get("bins", {}).items() if c in columns}
+        cells = assess_pif(frame, bins=bins, default_bins="exact")
+        sample = cells.csf.iloc[::step]
+        title = f"CSF of {len(sample)} original records" + (
+            f" (every {step}th of the report's {len(frame)})" if step > 1 else ""
+        )
+        parts.append(_img(csf_heatmap(sample, title=title), "CSF heat map of the original"))
+    bars = pd.DataFrame({"original": pif["before"], "released": pif["after"]})
+    parts.append(
+        _img(
+            pif_bars(bars, highlight=q, title="PIF_A before and after (exact columns in red)"),
+            "PIF per attribute before and after the release",
+        )
+    )
+    parts.append(
+        _img(
+            pif_bars(
+                pd.DataFrame({"QPIF": pif["qpif"], "QSPIF": pif["qspif"]}),
+                title="exact columns: QPIF and QSPIF",
+            ),
+            "QPIF and QSPIF of each exact column",
+        )
+    )
+    return "".join(parts) + _explained(["csf", "pif"])
+
+
+def _comparison(review: Mapping[str, Any]) -> str:
+    comparison: Mapping[str, Mapping[str, float]] = review["comparison"]
+    tables = list(next(iter(comparison.values())).keys()) if comparison else []
+    rows = [[row, *(values.get(t) for t in tables)] for row, values in comparison.items()]
+    note = _p(
+        "Means and standard deviations of the numeric exact columns, and GaussianNB "
+        "trained on each table and tested on held-out original records (RMSE on the "
+        f"label's codes, precision and recall weighted by class). Fully synthetic: "
+        f"{review.get('fully_synthetic', '')}."
+    )
+    return _table(["", *tables], rows) + note
+
+
+def _share_section(ctx: _Context) -> str | None:
+    """The OptimShare section, or None when the release has no share step."""
+    share = ctx.manifest.get("share")
+    if not isinstance(share, Mapping):
+        return None
+    table = pd.DataFrame(share.get("candidates", []))
+    parts = [_p(_guarantee(share))]
+    if len(table):
+        parts.append(_p(_search_summary(share, table)))
+        parts.append(_attempt(lambda: _candidates(share, table)))
+    review = share.get("review")
+    if isinstance(review, Mapping) and "error" in review:
+        parts.append(_p(f"The review was not measured: {review['error']}", "error"))
+    elif isinstance(review, Mapping):
+        parts.append(_attempt(lambda: _pif(ctx, review)))
+        parts.append(_attempt(lambda: _comparison(review)))
+    leaks = share.get("leaks", [])
+    if leaks:
+        items = "".join(f"<li>{_e(leak)}</li>" for leak in leaks)
+        parts.append(_p("Choices read from the records (not covered by the cost):"))
+        parts.append(f"<ul>{items}</ul>")
+    return "".join(parts)
