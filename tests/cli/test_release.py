@@ -363,7 +363,15 @@ def test_report_checks_the_original_against_the_custodian_record(
     assert not page.exists()
     right = veil("report", adult_csv, *base, "--custodian", record, "--seed", "1")
     assert right.code == 0, right.err
-    assert page.exists()
+    assert page.exists() and "without --custodian" not in right.err
+    # The custodian's facts join the manifest's (here the input's hash, in the details).
+    digest = json.loads(record.read_text())["input"]["sha256"]
+    assert digest in page.read_text(encoding="utf-8")
+    page.unlink()
+    unchecked = veil("report", adult_csv, *base, "--seed", "1")
+    assert unchecked.code == 0, unchecked.err
+    assert "without --custodian, ORIGINAL is not checked" in unchecked.err
+    assert digest not in page.read_text(encoding="utf-8")
 
 
 def test_plan_encoding_errors_are_one_line_not_tracebacks(

@@ -713,7 +713,9 @@ def report(
 
     Roles default to those of the plan recorded in the manifest. RELEASED must be the
     file the manifest records (same SHA-256), and with --custodian, ORIGINAL the input
-    the custodian record names. The report shows the original records' distributions:
+    the custodian record names; the custodian record's facts (risk before release, a
+    share step's scores and review) then join the manifest's in the report, as in the
+    report veil release writes. The report shows the original records' distributions:
     keep it as confidential as the original data, apart from the release.
     """
     from veil.release.report import build_report, write_report
@@ -737,7 +739,14 @@ def report(
     if not isinstance(recorded, dict):
         raise CliUsageError(f"--manifest: {os.fspath(manifest)!r} is not a JSON object")
     _check_recorded_hash(released, _recorded_release_hash(recorded), "RELEASED", "--manifest")
-    if custodian is not None:
+    facts: dict[str, Any] = dict(recorded)
+    if custodian is None:
+        print_note(
+            "without --custodian, ORIGINAL is not checked against the release's input, and "
+            "what the run measured on the raw records (risk before release, the search's "
+            "scores and review) is left out; give the custodian.json of the release"
+        )
+    else:
         with errors_about("--custodian"):
             try:
                 record = json.loads(custodian.read_text(encoding="utf-8"))
@@ -747,6 +756,7 @@ def report(
         if not isinstance(wanted, str):
             raise CliUsageError(f"--custodian: {os.fspath(custodian)!r} records no input hash")
         _check_recorded_hash(original, wanted, "ORIGINAL", "--custodian")
+        facts.update(record)  # the custodian's part of the facts, as veil release reads them
     defaults = _manifest_defaults(recorded)
     before = read_table(original, sep=sep, parameter="ORIGINAL")
     after = read_table(released, sep=sep, parameter="RELEASED")
@@ -781,7 +791,7 @@ def report(
         page = build_report(
             before,
             after,
-            manifest=recorded,
+            manifest=facts,
             quasi_identifiers=quasi,
             sensitive=secret,
             locations=pairs,
