@@ -13,7 +13,10 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["Database"]
+__all__ = ["POOL_SIZE", "Database"]
+
+POOL_SIZE = 16
+"""Connections kept open to a SQLite file, and the web process's request threads."""
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -35,7 +38,13 @@ class Database:
         self.url = url
         kwargs: dict[str, Any] = {"pool_pre_ping": True}
         if url.startswith("sqlite"):
-            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            # A file has no server to drop a connection: no ping. The pool keeps one
+            # connection per request thread, so none is opened (with its pragmas) per request.
+            kwargs = {
+                "connect_args": {"check_same_thread": False, "timeout": 30},
+                "pool_size": POOL_SIZE,
+                "max_overflow": POOL_SIZE,
+            }
         self.engine: Engine = create_engine(url, **kwargs)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -17,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
-from veil.server.database import Database
+from veil.server.database import POOL_SIZE, Database
 from veil.server.datasets import DatasetForm, new_upload, register_upload
 from veil.server.errors import Forbidden, InputError, NotFound, ServerError, Unauthorized
 from veil.server.web.core import CSP, _identity, check_csrf, render_error, templates
@@ -147,10 +150,19 @@ async def _upload(request: Request) -> Response:
     return Response(status_code=303, headers={"Location": f"/datasets/{dataset_id}"})
 
 
+@contextlib.asynccontextmanager
+async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    # As many request threads as pooled connections: a request never waits for a
+    # connection to be opened, and fewer threads contend for the GIL and SQLite's lock.
+    anyio.to_thread.current_default_thread_limiter().total_tokens = POOL_SIZE
+    yield
+
+
 def build_app(config: ServerConfig, keyring: KeyRing, db: Database) -> FastAPI:
     """The application over ``db`` (already migrated)."""
     app = FastAPI(
         title="veil platform",
+        lifespan=_lifespan,
         version="1",
         docs_url=None,
         redoc_url=None,
