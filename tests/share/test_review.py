@@ -69,9 +69,7 @@ def test_the_review_measures_both_tables_and_keeps_q_figures_apart() -> None:
     pd.testing.assert_frame_equal(data, before)
     edges = public_bins(domain)["age"]
     q_only = assess_pif(data[["sex", "age"]], bins={"age": edges}, default_bins="exact")
-    assert review["pif"]["qpif"] == pytest.approx(
-        {k: float(v) for k, v in q_only.pif_a.items()}
-    )
+    assert review["pif"]["qpif"] == pytest.approx({k: float(v) for k, v in q_only.pif_a.items()})
     assert review["pif"]["qspif"] == {c: review["pif"]["before"][c] for c in ("sex", "age")}
     # Q is exact, so its mean and spread are the original's in the release.
     table = review["comparison"]
