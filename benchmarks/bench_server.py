@@ -9,7 +9,8 @@ Bounded in count and time, and only ever aimed at 127.0.0.1:
 3. For ``--seconds`` seconds, ``--users`` data users each list the catalogue
    (``GET /api/catalogue``) and download the published release
    (``GET /catalogue/{id}/download``), one request after the other (``--think``
-   seconds apart; default none: every user as fast as the server answers), while one
+   seconds apart on average, each wait uniform on [t/2, 3t/2] so that the users do not
+   ask in lockstep; default none: every user as fast as the server answers), while one
    curator queues a release of Adult and polls its job to the end.
    Every request's latency is kept; any status other than 200, or a failed
    connection, is an error. Each kind of request stops after ``--max-requests``.
@@ -53,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 _HOST = "127.0.0.1"
 _GOAL_P95_MS = 100.0
@@ -260,6 +262,7 @@ async def _user(
     figures: Figures,
     counts: dict[str, int],
     think: float,
+    waits: np.random.Generator,
 ) -> None:
     async with httpx.AsyncClient(base_url=url, timeout=30) as web:
         if name is not None:
@@ -284,7 +287,9 @@ async def _user(
                     ok, what = False, type(exc).__name__
                 figures.add(kind, time.perf_counter() - start, ok, what)
                 if think:
-                    await asyncio.sleep(think)
+                    # Uniform on [think / 2, 3 think / 2], as Locust's between(): users
+                    # that waited the same time would all ask at once, in lockstep.
+                    await asyncio.sleep(think * waits.uniform(0.5, 1.5))
 
 
 async def _curator(url: str, plan: int, figures: Figures) -> float | None:
@@ -320,9 +325,10 @@ def _load(
     async def everything() -> float | None:
         names = [f"user{i:03d}" if curator else None for i in range(args.users)]
         cap, think = args.max_requests, args.think
+        waits = np.random.default_rng(args.seed).spawn(len(names))
         tasks = [
-            _user(url, name, info["release"], seconds, cap, figures, counts, think)
-            for name in names
+            _user(url, name, info["release"], seconds, cap, figures, counts, think, w)
+            for name, w in zip(names, waits, strict=True)
         ]
         if curator:
             release = asyncio.ensure_future(_curator(url, info["plan"], figures))
@@ -423,7 +429,7 @@ def _report(
 ) -> int:
     print(
         f"\n{args.users} data users, {args.seconds:.0f} s (peer {args.peer_seconds:.0f} s), "
-        f"{args.think:g} s between a user's requests"
+        f"{args.think:g} s between a user's requests on average"
     )
     print(
         f"{'request':<10} {'count':>7} {'errors':>6}   {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
@@ -461,8 +467,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--peer-seconds", type=float, default=20.0)
     parser.add_argument("--max-requests", type=int, default=200_000, help="per kind")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the think times")
     parser.add_argument(
-        "--think", type=float, default=0.0, help="seconds a user waits between requests"
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a user waits between requests (uniform on [t/2, 3t/2])",
     )
     args = parser.parse_args()
     if not (1 <= args.users <= 200 and 0 < args.seconds <= 600 and 0 < args.peer_seconds <= 600):
