@@ -253,7 +253,8 @@ def release_worker(engine: str, plan: Path, out: Path) -> dict[str, Any]:
         plan,
         out,
         engine=engine,
-        progress=lambda event: marks.append((event.label, time.perf_counter())),
+        # a Progress event (its label), or the plain label of veil before d906d16
+        progress=lambda event: marks.append((getattr(event, "label", event), time.perf_counter())),
     )
     wall = time.perf_counter() - start
     # Timings and the anonymization's metrics are the custodian's (confidential) record.
