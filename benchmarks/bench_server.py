@@ -148,9 +148,13 @@ def _prepare(data: Path, users: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------ processes
 
 
-def _serve(data: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _serve(data: Path, port: int, env: dict[str, str], web: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [*_CLI, "serve", "--data", str(data), "--port", str(port), "--insecure-cookies"],
+        [
+            *_CLI,
+            *("serve", "--data", str(data), "--port", str(port), "--insecure-cookies"),
+            *("--web-processes", str(web)),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -346,7 +350,7 @@ def _load(
 
 
 def _restart(
-    data: Path, env: dict[str, str], port: int, info: dict[str, Any], server: Any
+    data: Path, env: dict[str, str], port: int, info: dict[str, Any], server: Any, web: int
 ) -> tuple[dict[str, bool], Any]:
     """Kill ``veil serve`` during a job, start it again, check what the restart left."""
     url = f"http://{_HOST}:{port}"
@@ -367,7 +371,7 @@ def _restart(
     os.killpg(server.pid, signal.SIGKILL)
     server.wait(timeout=10)
     killed_while = status
-    server = _serve(data, port, env)
+    server = _serve(data, port, env, web)
     _wait_up(url)
     checks: dict[str, bool] = {"killed while the job ran": killed_while == "running"}
     with httpx.Client(base_url=url, timeout=30) as web:
@@ -429,7 +433,8 @@ def _report(
 ) -> int:
     print(
         f"\n{args.users} data users, {args.seconds:.0f} s (peer {args.peer_seconds:.0f} s), "
-        f"{args.think:g} s between a user's requests on average"
+        f"{args.think:g} s between a user's requests on average, "
+        f"{args.web_processes} web process(es)"
     )
     print(
         f"{'request':<10} {'count':>7} {'errors':>6}   {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
@@ -468,6 +473,7 @@ def main() -> int:
     parser.add_argument("--peer-seconds", type=float, default=20.0)
     parser.add_argument("--max-requests", type=int, default=200_000, help="per kind")
     parser.add_argument("--seed", type=int, default=0, help="seed of the think times")
+    parser.add_argument("--web-processes", type=int, default=1, help="veil serve's web processes")
     parser.add_argument(
         "--think",
         type=float,
@@ -487,7 +493,7 @@ def main() -> int:
         print("preparing: accounts, Adult profiled, a release published ...", flush=True)
         info = _prepare(data, args.users)
         port = _free_port()
-        server = _serve(data, port, env)
+        server = _serve(data, port, env, args.web_processes)
         try:
             _wait_up(f"http://{_HOST}:{port}")
             print(f"load: {args.users} users for {args.seconds:.0f} s ...", flush=True)
@@ -496,7 +502,7 @@ def main() -> int:
             )
             memory = _rss_mib(server)
             print("restart in the middle of a job ...", flush=True)
-            restart, server = _restart(data, env, port, info, server)
+            restart, server = _restart(data, env, port, info, server, args.web_processes)
         finally:
             _stop(server)
         peer_port = _free_port()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import socket
 import stat
 import threading
@@ -57,7 +58,38 @@ def _worker(config: Any) -> None:
     run_worker(config, platform.keyring)
 
 
-def _start(config: Any, host: str, port: int, workers: int, on_ready: Any = None) -> None:
+def _web(config: Any, listener: socket.socket) -> None:
+    """One more web process, answering on the socket its parent bound."""
+    import uvicorn
+
+    from veil.server import create_app, open_platform
+
+    web = create_app(open_platform(config), recover_jobs=False)
+    settings = uvicorn.Config(web, log_level="warning", server_header=False)
+    uvicorn.Server(settings).run(sockets=[listener])
+
+
+def _exit_on_signal(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(2048)
+    return listener
+
+
+def _start(
+    config: Any,
+    host: str,
+    port: int,
+    workers: int,
+    on_ready: Any = None,
+    web_processes: int = 1,
+) -> None:
     import uvicorn
 
     from veil.server import create_app, open_platform
@@ -72,14 +104,28 @@ def _start(config: Any, host: str, port: int, workers: int, on_ready: Any = None
     processes = [
         context.Process(target=_worker, args=(config,), daemon=True) for _ in range(workers)
     ]
+    listener = _listen(host, port)
+    # The other web processes share the socket bound here; each opens the platform (the
+    # schema is already migrated) and none recovers jobs: this process did.
+    processes += [
+        context.Process(target=_web, args=(config, listener), daemon=True)
+        for _ in range(web_processes - 1)
+    ]
     for process in processes:
         process.start()
+    # uvicorn re-raises the signal that stopped it once it has shut down; with the
+    # default SIGTERM action this process would die there and leave its workers running
+    # (and holding jobs). As an exception, the signal runs the clean-up below.
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        uvicorn.run(web, host=host, port=port, log_level="warning", server_header=False)
+        settings = uvicorn.Config(web, log_level="warning", server_header=False)
+        uvicorn.Server(settings).run(sockets=[listener])
     finally:
+        signal.signal(signal.SIGTERM, previous)
         for process in processes:
             process.terminate()
             process.join(timeout=10)
+        listener.close()
 
 
 def serve(
@@ -90,6 +136,10 @@ def serve(
         str | None, typer.Option(help="SQLAlchemy URL (default: SQLite in --data).")
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes running jobs.")] = 1,
+    web_processes: Annotated[
+        int,
+        typer.Option(min=1, max=64, help="Web processes answering requests on the one socket."),
+    ] = 1,
     key_env: Annotated[str, typer.Option(help="Environment variable of the server key.")] = (
         "VEIL_SERVER_KEY"
     ),
@@ -124,7 +174,7 @@ def serve(
             typer.echo("sign in and change it at once (Account page)")
 
     typer.echo(f"veil platform on http://{host}:{port} (data in {data})")
-    _start(config, host, port, workers, ready)
+    _start(config, host, port, workers, ready, web_processes)
 
 
 def _free_port() -> int:
