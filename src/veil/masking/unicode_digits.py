@@ -20,6 +20,7 @@ __all__ = ["ascii_digits"]
 
 # Any decimal digit that is not an ASCII one (Python's ``\d`` matches category Nd).
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+_NON_ASCII = r"[^\x00-\x7f]"
 
 
 def _to_ascii(match: re.Match[str]) -> str:
@@ -36,7 +37,8 @@ def ascii_digits(strings: pd.Series) -> pd.Series:
     >>> ascii_digits(pd.Series(["４１１１ １１１１", "٤١", "12", None], dtype="string")).tolist()
     ['4111 1111', '41', '12', <NA>]
     """
-    non_ascii = ~strings.str.isascii().fillna(True).astype(bool)
+    # Series.str.isascii is pandas 3 only; a search for a non-ASCII character is in both.
+    non_ascii = strings.str.contains(_NON_ASCII, regex=True, na=False).astype(bool)
     if not non_ascii.any():
         return strings
     changed = (
