@@ -61,10 +61,10 @@ def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         text = series.astype(object)
         try:
             # Non-string cells (numbers, missing) of an object column give NA: no formula.
-            matched = text.str.match(_PATTERN)
+            matched = text.str.match(_PATTERN, na=False)
         except AttributeError:  # no string cell at all
             continue
-        hits = matched.fillna(False).astype(bool)
+        hits = matched.astype(bool)
         n = int(hits.sum())
         if n == 0:
             continue

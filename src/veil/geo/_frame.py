@@ -233,7 +233,9 @@ def write_points(
         lat_out, lon_out = _inverse_present(points, x, y)
     kept = points.kept
     dropping = not kept.all()
-    out = df[kept] if dropping else output_frame(df)
+    # take, not df[kept]: pandas 2 marks a boolean selection as a copy of a slice and
+    # warns when its columns are then set.
+    out = df.take(np.flatnonzero(kept)) if dropping else output_frame(df)
     columns = {lat: lat_out, lon: lon_out}
     for name, values in (extra or {}).items():
         columns[name] = np.full(points.present.shape, np.nan)
