@@ -86,7 +86,12 @@ def init(
     print_table(
         f"Suggested roles of {data.name}",
         ["column", "role", "kind", "why"],
-        [[str(c), r.role, r.kind, r.reason] for c, r in roles.iterrows()],
+        [
+            [str(c), role, kind, reason]
+            for c, role, kind, reason in zip(
+                roles.index, roles["role"], roles["kind"], roles["reason"], strict=True
+            )
+        ],
     )
     print_text(f"wrote {target} (a draft: read every line)")
     print_text(f"dry run: within budget; next: veil release {target} --out {data.stem}-release")

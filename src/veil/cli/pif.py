@@ -85,7 +85,7 @@ def _rows(result: PifAssessment) -> list[list[Any]]:
     summary = result.summary()
     return [
         [str(name), row["pif_a"], row["max_csf"], row["mean_cig"], row["weight"], row["bins"]]
-        for name, row in summary.iterrows()
+        for name, row in summary.to_dict("index").items()
     ]
 
 

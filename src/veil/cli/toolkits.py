@@ -354,7 +354,7 @@ def _risk_scan(
             "mean_risk": float(row["mean_risk"]),
             "max_risk": float(row["max_risk"]),
         }
-        for label, row in ranked.iterrows()
+        for label, row in ranked.to_dict("index").items()
     ]
     drivers: dict[str, Any] = {}
     if combinations:

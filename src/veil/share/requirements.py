@@ -222,7 +222,7 @@ class ShareRequirements:
             "left_out": [str(c) for c in self.left_out],
             "refinement": [
                 {"attribute": str(a), **{k: _plain(v) for k, v in row.items()}}
-                for a, row in self.table.iterrows()
+                for a, row in self.table.to_dict("index").items()
             ],
             "refined_q": [str(c) for c in self.refined_q],
             "refined_s": [str(c) for c in self.refined_s],
@@ -471,7 +471,7 @@ def derive_requirements(
         "cohorts are records equal on every other attribute"
     )
     table = _refinement_table(q_cols, q_only, qs, alpha)
-    for attribute, row in table.iterrows():
+    for attribute, row in table.to_dict("index").items():
         verdict = "moves to S" if bool(row["moved"]) else "stays in Q"
         note = " (QPIF = 0: the rule moves it whatever QSPIF is)" if row["qpif"] == 0 else ""
         steps.append(
