@@ -245,6 +245,71 @@ class TableCache:
         return None, self.base
 
 
+def _checked_arguments(
+    df: pd.DataFrame,
+    hierarchies: Mapping[str, Hierarchy],
+    models: Sequence[PrivacyModel] | PrivacyModel,
+    max_suppression: float,
+    metric: str,
+    reference: str,
+) -> list[PrivacyModel]:
+    """The models as a list, once every argument of :class:`Problem` is checked."""
+    if reference not in REFERENCES:
+        raise ParameterError(
+            f'reference must be one of {REFERENCES} ("release": models compare '
+            'classes with the released records\' distribution; "input": with the '
+            f"whole input's, as ARX does), got {reference!r}"
+        )
+    if not isinstance(df, pd.DataFrame):
+        raise DataTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if not isinstance(hierarchies, Mapping) or not hierarchies:
+        raise ParameterError("hierarchies must map at least one QI column to a Hierarchy")
+    for name, h in hierarchies.items():
+        if name not in df.columns:
+            raise ColumnError(f"hierarchies names column {name!r}, absent from df")
+        if not isinstance(h, Hierarchy):
+            raise DataTypeError(
+                f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}"
+            )
+    if isinstance(models, PrivacyModel):
+        models = [models]
+    models = list(models)
+    if not models or not all(isinstance(m, PrivacyModel) for m in models):
+        raise ParameterError(f"models must be a non-empty list of privacy models, got {models!r}")
+    if isinstance(max_suppression, bool) or not isinstance(max_suppression, (int, float)):
+        raise ParameterError(f"max_suppression must be a number in [0, 1], got {max_suppression!r}")
+    if not 0 <= max_suppression <= 1:
+        raise ParameterError(f"max_suppression must be in [0, 1], got {max_suppression!r}")
+    if metric not in _metrics.METRICS:
+        raise ParameterError(f"metric must be one of {_metrics.METRICS}, got {metric!r}")
+    if len(df) == 0:
+        raise ParameterError("df must hold at least one record")
+    return models
+
+
+def _sensitive_columns(
+    df: pd.DataFrame,
+    hierarchies: Mapping[str, Hierarchy],
+    models: Sequence[PrivacyModel],
+    sensitive: str | Sequence[str] | None,
+) -> tuple[list[str], list[str]]:
+    """The attributes the models read, and those declared sensitive, once checked."""
+    attrs = list(dict.fromkeys(m.attribute for m in models if m.attribute is not None))
+    declared = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
+    for att in (*attrs, *declared):
+        if att not in df.columns:
+            raise ColumnError(f"sensitive attribute {att!r} is absent from df")
+        if att in hierarchies:
+            raise ParameterError(f"sensitive attribute {att!r} is also a quasi-identifier")
+    if sensitive is not None:
+        undeclared = [a for a in attrs if a not in declared]
+        if undeclared:
+            raise ParameterError(
+                f"models read {undeclared}, not declared in sensitive={declared!r}"
+            )
+    return attrs, declared
+
+
 class Problem:
     def __init__(
         self,
@@ -257,55 +322,10 @@ class Problem:
         weights: str | None = None,
         reference: str = "release",
     ) -> None:
-        if reference not in REFERENCES:
-            raise ParameterError(
-                f'reference must be one of {REFERENCES} ("release": models compare '
-                'classes with the released records\' distribution; "input": with the '
-                f"whole input's, as ARX does), got {reference!r}"
-            )
-        if not isinstance(df, pd.DataFrame):
-            raise DataTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-        if not isinstance(hierarchies, Mapping) or not hierarchies:
-            raise ParameterError("hierarchies must map at least one QI column to a Hierarchy")
-        for name, h in hierarchies.items():
-            if name not in df.columns:
-                raise ColumnError(f"hierarchies names column {name!r}, absent from df")
-            if not isinstance(h, Hierarchy):
-                raise DataTypeError(
-                    f"hierarchies[{name!r}] must be a Hierarchy, got {type(h).__name__}"
-                )
-        if isinstance(models, PrivacyModel):
-            models = [models]
-        models = list(models)
-        if not models or not all(isinstance(m, PrivacyModel) for m in models):
-            raise ParameterError(
-                f"models must be a non-empty list of privacy models, got {models!r}"
-            )
-        if isinstance(max_suppression, bool) or not isinstance(max_suppression, (int, float)):
-            raise ParameterError(
-                f"max_suppression must be a number in [0, 1], got {max_suppression!r}"
-            )
-        if not 0 <= max_suppression <= 1:
-            raise ParameterError(f"max_suppression must be in [0, 1], got {max_suppression!r}")
-        if metric not in _metrics.METRICS:
-            raise ParameterError(f"metric must be one of {_metrics.METRICS}, got {metric!r}")
-        if len(df) == 0:
-            raise ParameterError("df must hold at least one record")
+        models = _checked_arguments(df, hierarchies, models, max_suppression, metric, reference)
+        attrs, declared = _sensitive_columns(df, hierarchies, models, sensitive)
         self.qis = list(hierarchies)
         self.hierarchies = [hierarchies[q] for q in self.qis]
-        attrs = list(dict.fromkeys(m.attribute for m in models if m.attribute is not None))
-        declared = [sensitive] if isinstance(sensitive, str) else list(sensitive or [])
-        for att in (*attrs, *declared):
-            if att not in df.columns:
-                raise ColumnError(f"sensitive attribute {att!r} is absent from df")
-            if att in hierarchies:
-                raise ParameterError(f"sensitive attribute {att!r} is also a quasi-identifier")
-        if sensitive is not None:
-            undeclared = [a for a in attrs if a not in declared]
-            if undeclared:
-                raise ParameterError(
-                    f"models read {undeclared}, not declared in sensitive={declared!r}"
-                )
         self.df = df
         self.models = models
         self.reference = reference
@@ -337,35 +357,43 @@ class Problem:
             for q, h in zip(self.qis, self.hierarchies, strict=True)
         ]
         self.attrs = attrs
+        self._encode_sensitive(df)
+        self._group_tables()
+
+    def _encode_sensitive(self, df: pd.DataFrame) -> None:
+        """Codes, value counts and table-wide distribution of each sensitive attribute."""
         self.sens: list[_Ints] = []
         self.n_values: list[int] = []
         self.prior: list[npt.NDArray[np.float64]] = []
-        for att in attrs:
+        for att in self.attrs:
             codes, uniques = pd.factorize(df[att], sort=True, use_na_sentinel=False)
             values = np.asarray(codes, dtype=np.int64)
             self.sens.append(values)
             self.n_values.append(len(uniques))
             prior = np.bincount(values, weights=self.weight, minlength=len(uniques)) / self.n
             self.prior.append(prior)
-            for model in models:
+            for model in self.models:
                 if model.attribute == att:
                     model._prepare(pd.Index(uniques))
         # Classes smaller than this are rejected by some model: suppressing them is
         # monotone, whether or not the model is.
-        priors = dict(zip(attrs, self.prior, strict=True))
+        priors = dict(zip(self.attrs, self.prior, strict=True))
         self.min_size = max(
-            m._minimum_size(priors[m.attribute] if m.attribute else np.zeros(0)) for m in models
+            m._minimum_size(priors[m.attribute] if m.attribute else np.zeros(0))
+            for m in self.models
         )
         # Rows carry one code for all sensitive values (mixed radix, first attribute
         # most significant); class x code keys must fit in 63 bits.
         self.sens_span = math.prod(self.n_values)
         if self.sens_span * max(self.rows, 1) >= _KEY_LIMIT:
             raise ParameterError(
-                f"the sensitive attributes {attrs} have {self.sens_span} combinations of "
-                "values: too many to check together; use fewer sensitive attributes"
+                f"the sensitive attributes {self.attrs} have {self.sens_span} combinations "
+                "of values: too many to check together; use fewer sensitive attributes"
             )
-        # Per QI and level: group count, maps between levels, loss and log2 count per
-        # group, and the QI's loss and entropy when nothing is suppressed.
+
+    def _group_tables(self) -> None:
+        """Per QI and level: group count, maps between levels, loss and log2 count per
+        group, and the QI's loss and entropy when nothing is suppressed."""
         self.groups: list[list[int]] = []
         self.maps: list[Mapping[tuple[int, int], _Ints]] = []
         self.group_loss: list[list[_Floats]] = []
@@ -503,7 +531,7 @@ class Problem:
             cls, sens, count = _NO_PAIRS, _NO_PAIRS, size
         return Table(classes, size, cls, sens, count), n_classes, merged
 
-    def lower_bounds(self, nodes: npt.NDArray[np.integer]) -> _Floats:
+    def lower_bounds(self, nodes: npt.NDArray[np.integer[Any]]) -> _Floats:
         return _metrics.lower_bounds(
             self.metric, nodes, self.heights, self.gen_loss, self.gen_entropy
         )
