@@ -5,13 +5,16 @@ Bounded in count and time, and only ever aimed at 127.0.0.1:
 1. A platform is prepared in a temporary folder (SQLite): two curators, ``--users``
    data users (each its own account), Adult uploaded and profiled, one release
    published by four-eyes.
-2. ``veil serve`` runs it (its own process, one worker process), as a person would.
-3. For ``--seconds`` seconds, ``--users`` data users each list the catalogue
+2. ``veil serve`` runs it (its own process, one worker process, ``--web-processes``
+   web processes), as a person would.
+3. Every data user signs in (argon2id; timed, reported as "sign-in"). Once all have,
+   for ``--seconds`` seconds, on a new connection, each lists the catalogue
    (``GET /api/catalogue``) and download the published release
    (``GET /catalogue/{id}/download``), one request after the other (``--think``
    seconds apart on average, each wait uniform on [t/2, 3t/2] so that the users do not
-   ask in lockstep; default none: every user as fast as the server answers), while one
-   curator queues a release of Adult and polls its job to the end.
+   ask in lockstep, and each user's first request uniform on [0, t]; default none:
+   every user as fast as the server answers), while one curator queues a release of
+   Adult and polls its job to the end.
    Every request's latency is kept; any status other than 200, or a failed
    connection, is an error. Each kind of request stops after ``--max-requests``.
 4. The peer: a bare FastAPI app (no accounts, no database, no audit log) serving the
@@ -38,12 +41,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import io
 import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -257,6 +262,18 @@ class Figures:
         return at(0.50), at(0.95), at(0.99)
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    return ssl.create_default_context()
+
+
+def _client(url: str, cookies: httpx.Cookies | None = None) -> httpx.AsyncClient:
+    """A load client. They share one TLS context (unused on plain HTTP): httpx would
+    read the CA bundle for each new client, about 30 ms with the event loop held, and
+    50 users opening theirs at once would stall every request in flight by a second."""
+    return httpx.AsyncClient(base_url=url, timeout=30, cookies=cookies, verify=_tls())
+
+
 async def _user(
     url: str,
     name: str | None,
@@ -267,13 +284,27 @@ async def _user(
     counts: dict[str, int],
     think: float,
     waits: np.random.Generator,
+    signed_in: asyncio.Barrier,
 ) -> None:
-    async with httpx.AsyncClient(base_url=url, timeout=30) as web:
-        if name is not None:
+    cookies = httpx.Cookies()
+    if name is not None:
+        async with _client(url) as web:
+            start = time.perf_counter()
             signed = await web.post("/api/login", json={"username": name, "password": _PASSWORD})
-            if signed.status_code != 200:
-                figures.add("login", 0.0, False, f"{name}: {signed.status_code}")
+            ok = signed.status_code == 200
+            figures.add("login", time.perf_counter() - start, ok, f"{name}: {signed.status_code}")
+            if not ok:
+                await signed_in.abort()
                 return
+            cookies = web.cookies
+    # The load starts once every user has signed in (argon2id, the slowest request,
+    # timed as "login"), on a new connection: one left idle past the server's keep-alive
+    # (5 s) while the others sign in would be closed under a first request. With think
+    # time, users then arrive spread over the first think time, as Locust spawns them.
+    await signed_in.wait()
+    if think:
+        await asyncio.sleep(think * waits.uniform(0.0, 1.0))
+    async with _client(url, cookies) as web:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             for kind, path in (
@@ -298,7 +329,7 @@ async def _user(
 
 async def _curator(url: str, plan: int, figures: Figures) -> float | None:
     """Queue a release and poll its job to the end; its seconds (None if it failed)."""
-    async with httpx.AsyncClient(base_url=url, timeout=30) as web:
+    async with _client(url) as web:
         await web.post("/api/login", json={"username": "carol", "password": _PASSWORD})
         csrf = (await web.get("/api/me")).json()["csrf_token"]
         start = time.perf_counter()
@@ -322,7 +353,7 @@ async def _curator(url: str, plan: int, figures: Figures) -> float | None:
 
 def _load(
     url: str, info: dict[str, Any], args: argparse.Namespace, seconds: float, curator: bool
-) -> tuple[Figures, float | None, float]:
+) -> tuple[Figures, float | None]:
     figures = Figures()
     counts = {"catalogue": 0, "download": 0}
 
@@ -330,8 +361,9 @@ def _load(
         names = [f"user{i:03d}" if curator else None for i in range(args.users)]
         cap, think = args.max_requests, args.think
         waits = np.random.default_rng(args.seed).spawn(len(names))
+        signed_in = asyncio.Barrier(len(names))
         tasks = [
-            _user(url, name, info["release"], seconds, cap, figures, counts, think, w)
+            _user(url, name, info["release"], seconds, cap, figures, counts, think, w, signed_in)
             for name, w in zip(names, waits, strict=True)
         ]
         if curator:
@@ -341,9 +373,7 @@ def _load(
         await asyncio.gather(*tasks)
         return None
 
-    start = time.perf_counter()
-    release_seconds = asyncio.run(everything())
-    return figures, release_seconds, time.perf_counter() - start
+    return figures, asyncio.run(everything())
 
 
 # -------------------------------------------------------------------------- restart
@@ -354,11 +384,11 @@ def _restart(
 ) -> tuple[dict[str, bool], Any]:
     """Kill ``veil serve`` during a job, start it again, check what the restart left."""
     url = f"http://{_HOST}:{port}"
-    with httpx.Client(base_url=url, timeout=30) as web:
-        web.post("/api/login", json={"username": "carol", "password": _PASSWORD})
-        csrf = web.get("/api/me").json()["csrf_token"]
-        before = web.get(f"/catalogue/{info['release']}/download").content
-        job = web.post(
+    with httpx.Client(base_url=url, timeout=30) as client:
+        client.post("/api/login", json={"username": "carol", "password": _PASSWORD})
+        csrf = client.get("/api/me").json()["csrf_token"]
+        before = client.get(f"/catalogue/{info['release']}/download").content
+        job = client.post(
             f"/api/plans/{info['plan']}/versions/1/jobs",
             json={"kind": "run"},
             headers={"X-CSRF-Token": csrf},
@@ -367,34 +397,34 @@ def _restart(
         status = "queued"
         while status == "queued" and time.monotonic() < deadline:
             time.sleep(0.02)
-            status = web.get(f"/api/jobs/{job['id']}/progress").json()["job"]["status"]
+            status = client.get(f"/api/jobs/{job['id']}/progress").json()["job"]["status"]
     os.killpg(server.pid, signal.SIGKILL)
     server.wait(timeout=10)
     killed_while = status
     server = _serve(data, port, env, web)
     _wait_up(url)
     checks: dict[str, bool] = {"killed while the job ran": killed_while == "running"}
-    with httpx.Client(base_url=url, timeout=30) as web:
-        web.post("/api/login", json={"username": "carol", "password": _PASSWORD})
-        csrf = web.get("/api/me").json()["csrf_token"]
-        marked = web.get(f"/api/jobs/{job['id']}").json()["job"]
+    with httpx.Client(base_url=url, timeout=30) as client:
+        client.post("/api/login", json={"username": "carol", "password": _PASSWORD})
+        csrf = client.get("/api/me").json()["csrf_token"]
+        marked = client.get(f"/api/jobs/{job['id']}").json()["job"]
         checks["job marked interrupted"] = marked["status"] == "interrupted"
         releases = data / "releases"
         checks["no partial output"] = not (releases / job_uid(data, job["id"])).exists()
         work = data / "work"
         checks["no plain copy of the input"] = not work.exists() or not any(work.iterdir())
-        after = web.get(f"/catalogue/{info['release']}/download").content
+        after = client.get(f"/catalogue/{info['release']}/download").content
         checks["published release unchanged"] = (
             hashlib.sha256(after).digest() == hashlib.sha256(before).digest()
         )
-        dataset = web.get(f"/api/datasets/{info['dataset']}").json()["dataset"]
+        dataset = client.get(f"/api/datasets/{info['dataset']}").json()["dataset"]
         checks["dataset still encrypted"] = dataset["custody"] == "encrypted"
-        rerun = web.post(f"/api/jobs/{job['id']}/rerun", headers={"X-CSRF-Token": csrf}).json()
+        rerun = client.post(f"/api/jobs/{job['id']}/rerun", headers={"X-CSRF-Token": csrf}).json()
         deadline = time.monotonic() + 120
         status = "queued"
         while status not in ("done", "failed") and time.monotonic() < deadline:
             time.sleep(0.5)
-            status = web.get(f"/api/jobs/{rerun['id']}/progress").json()["job"]["status"]
+            status = client.get(f"/api/jobs/{rerun['id']}/progress").json()["job"]["status"]
         checks["re-run makes the release"] = status == "done"
     audit = subprocess.run(
         [*_CLI, "server", "verify-audit", "--data", str(data)],
@@ -426,7 +456,6 @@ def _report(
     veil: Figures,
     peer: Figures,
     release_seconds: float | None,
-    wall: tuple[float, float],
     memory: float,
     restart: dict[str, bool],
     args: argparse.Namespace,
@@ -449,9 +478,15 @@ def _report(
             f"{v[0] / p[0]:>6.1f} {v[1] / p[1]:>6.1f}"
         )
     for kind in ("catalogue", "download"):
-        rate = len(veil.latencies.get(kind, [])) / wall[0]
-        peer_rate = len(peer.latencies.get(kind, [])) / wall[1]
+        rate = len(veil.latencies.get(kind, [])) / args.seconds
+        peer_rate = len(peer.latencies.get(kind, [])) / args.peer_seconds
         print(f"  {kind} throughput: {rate:.0f}/s (peer {peer_rate:.0f}/s)")
+    if veil.latencies.get("login"):
+        login = veil.quantiles("login")
+        print(
+            f"  sign-in of the {len(veil.latencies['login'])} users before the load "
+            f"(argon2id): p50 {login[0]:.0f} ms, p95 {login[1]:.0f} ms, p99 {login[2]:.0f} ms"
+        )
     print(f"release under load: {release_seconds:.1f} s" if release_seconds else "release FAILED")
     print(f"server + worker peak RSS: {memory:.0f} MiB")
     errors = sum(veil.errors.values())
@@ -497,9 +532,7 @@ def main() -> int:
         try:
             _wait_up(f"http://{_HOST}:{port}")
             print(f"load: {args.users} users for {args.seconds:.0f} s ...", flush=True)
-            veil, release_seconds, wall = _load(
-                f"http://{_HOST}:{port}", info, args, args.seconds, True
-            )
+            veil, release_seconds = _load(f"http://{_HOST}:{port}", info, args, args.seconds, True)
             memory = _rss_mib(server)
             print("restart in the middle of a job ...", flush=True)
             restart, server = _restart(data, env, port, info, server, args.web_processes)
@@ -510,12 +543,10 @@ def main() -> int:
         try:
             _wait_up(f"http://{_HOST}:{peer_port}")
             print(f"peer: bare FastAPI for {args.peer_seconds:.0f} s ...", flush=True)
-            peer, _, peer_wall = _load(
-                f"http://{_HOST}:{peer_port}", info, args, args.peer_seconds, False
-            )
+            peer, _ = _load(f"http://{_HOST}:{peer_port}", info, args, args.peer_seconds, False)
         finally:
             _stop(bare)
-    return _report(veil, peer, release_seconds, (wall, peer_wall), memory, restart, args)
+    return _report(veil, peer, release_seconds, memory, restart, args)
 
 
 if __name__ == "__main__":
