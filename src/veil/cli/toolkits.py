@@ -1374,6 +1374,81 @@ def _projection(
     )
 
 
+def _check_geo_parameters(
+    mask_name: GeoMask, values: dict[str, float | None], min_count: Any, root_m: Any
+) -> None:
+    """Refuse a geo mask's missing, stray or non-finite parameters, naming each."""
+    needed = _GEO_PARAMETERS[mask_name]
+    absent = [name for name in needed if values[name] is None]
+    if absent:
+        raise CliUsageError(f"{', '.join(absent)}: required by --mask {mask_name.value}")
+    stray = [name for name, v in values.items() if v is not None and name not in needed]
+    if min_count is not None and mask_name is not GeoMask.grid:
+        stray.append("--min-count")
+    if root_m is not None and mask_name is not GeoMask.cloak:
+        stray.append("--root-m")
+    if stray:
+        raise CliUsageError(f"{', '.join(stray)}: not for --mask {mask_name.value}")
+    for name in needed:
+        if not math.isfinite(float(values[name] or 0.0)):
+            raise CliUsageError(f"{name}: must be a finite number, got {values[name]!r}")
+
+
+def _geo_mask(
+    toolkit: Any,
+    mask_name: GeoMask,
+    frame: pd.DataFrame,
+    where: tuple[str, str],
+    values: dict[str, float | None],
+    options: dict[str, Any],
+) -> pd.DataFrame:
+    """``frame`` with the chosen mask applied, its parameters checked beforehand.
+
+    ``options`` holds the projection, missing and outside policies every mask takes,
+    and the noise stream, ledger, jitter kind, grid minimum count and cloak root that
+    only some do.
+    """
+    lat, lon = where
+    common = {key: options[key] for key in ("projection", "missing", "outside")}
+    noise = options["rng"]
+    if mask_name is GeoMask.planar_laplace:
+        epsilon = values["--epsilon"]
+        assert epsilon is not None
+        return toolkit.planar_laplace(  # type: ignore[no-any-return]
+            frame, lat, lon, epsilon, rng=noise, ledger=options["ledger"], **common
+        )
+    if mask_name is GeoMask.grid:
+        cell = values["--cell-m"]
+        assert cell is not None
+        return toolkit.grid(  # type: ignore[no-any-return]
+            frame, lat, lon, cell, min_count=options["min_count"], **common
+        )
+    if mask_name is GeoMask.donut:
+        r_min, r_max = values["--r-min-m"], values["--r-max-m"]
+        assert r_min is not None and r_max is not None
+        return toolkit.donut(  # type: ignore[no-any-return]
+            frame, lat, lon, r_min, r_max, rng=noise, **common
+        )
+    if mask_name is GeoMask.jitter:
+        radius = values["--radius-m"]
+        assert radius is not None
+        return toolkit.jitter(  # type: ignore[no-any-return]
+            frame, lat, lon, radius, kind=options["kind"], rng=noise, **common
+        )
+    k = values["--k"]
+    assert k is not None
+    root_m = options["root_m"]
+    root = None if root_m is None else split_numbers(root_m, "--root-m", count=3)
+    return toolkit.cloak(  # type: ignore[no-any-return]
+        frame,
+        lat,
+        lon,
+        int(k),
+        bounds_m=None if root is None else (root[0], root[1], root[2]),
+        **common,
+    )
+
+
 @reporting_errors
 def geo(
     data: Data,
@@ -1496,20 +1571,7 @@ def geo(
         "--radius-m": radius_m,
         "--k": k,
     }
-    needed = _GEO_PARAMETERS[mask_name]
-    absent = [name for name in needed if values[name] is None]
-    if absent:
-        raise CliUsageError(f"{', '.join(absent)}: required by --mask {mask_name.value}")
-    stray = [name for name, v in values.items() if v is not None and name not in needed]
-    if min_count is not None and mask_name is not GeoMask.grid:
-        stray.append("--min-count")
-    if root_m is not None and mask_name is not GeoMask.cloak:
-        stray.append("--root-m")
-    if stray:
-        raise CliUsageError(f"{', '.join(stray)}: not for --mask {mask_name.value}")
-    for name in needed:
-        if not math.isfinite(float(values[name] or 0.0)):
-            raise CliUsageError(f"{name}: must be a finite number, got {values[name]!r}")
+    _check_geo_parameters(mask_name, values, min_count, root_m)
     _distinct([lat, lon], "--lat, --lon")
     if map_file is not None and map_file.suffix.lower() != ".html":
         raise CliUsageError(f"--map: must end in .html, got {os.fspath(map_file)!r}")
@@ -1526,49 +1588,22 @@ def geo(
     frame = read_table(data, sep=sep, encoding=encoding)
     require_columns(frame, [lat, lon], "--lat, --lon", data.name)
     ledger = PrivacyLedger()
-    common: dict[str, Any] = {
-        "projection": projection,
-        "missing": missing.value,
-        "outside": outside.value,
-    }
     with captured_warnings() as caught:
         frame = _other_columns(
             frame, _Treated(location=(lat, lon)), keep_other, drop_other, data.name
         )
         noise, order = _streams(seed)
-        if mask_name is GeoMask.planar_laplace:
-            assert epsilon is not None
-            masked = toolkit.planar_laplace(
-                frame, lat, lon, epsilon, rng=noise, ledger=ledger, **common
-            )
-        elif mask_name is GeoMask.grid:
-            assert cell_m is not None
-            masked = toolkit.grid(frame, lat, lon, cell_m, min_count=min_count, **common)
-        elif mask_name is GeoMask.donut:
-            assert r_min_m is not None and r_max_m is not None
-            masked = toolkit.donut(frame, lat, lon, r_min_m, r_max_m, rng=noise, **common)
-        elif mask_name is GeoMask.jitter:
-            assert radius_m is not None
-            masked = toolkit.jitter(
-                frame,
-                lat,
-                lon,
-                radius_m,
-                kind=kind,  # type: ignore[arg-type]  # checked by veil.geo
-                rng=noise,
-                **common,
-            )
-        else:
-            assert k is not None
-            root = None if root_m is None else split_numbers(root_m, "--root-m", count=3)
-            masked = toolkit.cloak(
-                frame,
-                lat,
-                lon,
-                k,
-                bounds_m=None if root is None else (root[0], root[1], root[2]),
-                **common,
-            )
+        options = {
+            "projection": projection,
+            "missing": missing.value,
+            "outside": outside.value,
+            "rng": noise,
+            "ledger": ledger,
+            "kind": kind,
+            "min_count": min_count,
+            "root_m": root_m,
+        }
+        masked = _geo_mask(toolkit, mask_name, frame, (lat, lon), values, options)
         extras: list[tuple[str, Path, Callable[[str], object]]] = []
         if map_file is not None:
             # Drawn from the rows in mask order (the map pairs them with the originals);
