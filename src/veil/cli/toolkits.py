@@ -797,6 +797,51 @@ def _domain_values(values: list[str], series: pd.Series[Any]) -> list[Any]:
     return values
 
 
+def _check_ldp_options(
+    mechanism: LdpMechanism,
+    bounds: str | None,
+    resolution: float | None,
+    domain: str | None,
+    domain_from_data: bool,
+    ordinal: bool,
+    delta: float | None,
+    calibration: str | None,
+) -> tuple[float, float]:
+    """Refuse options the mechanism does not take or lacks; a numerical one's bounds.
+
+    Categorical mechanisms get ``(nan, nan)``: they have no bounds.
+    """
+    lo = hi = math.nan
+    if mechanism in _NUMERICAL:
+        if bounds is None:
+            raise CliUsageError(f"--bounds: required by --mechanism {mechanism.value}")
+        if domain is not None or domain_from_data or ordinal:
+            raise CliUsageError(
+                f"--domain, --domain-from-data, --ordinal: not for --mechanism {mechanism.value}"
+            )
+        lo, hi = split_numbers(bounds, "--bounds", count=2)
+    else:
+        if bounds is not None or resolution is not None:
+            raise CliUsageError(f"--bounds, --resolution: not for --mechanism {mechanism.value}")
+        if (domain is None) == (not domain_from_data):
+            raise CliUsageError(
+                f"--domain: --mechanism {mechanism.value} needs the public categories "
+                "(--domain A,B,C), or --domain-from-data to read them from the data"
+            )
+    if ordinal and (mechanism is not LdpMechanism.exponential or domain is None):
+        raise CliUsageError("--ordinal: for --mechanism exponential with --domain (in order)")
+    if mechanism is LdpMechanism.gaussian and delta is None:
+        raise CliUsageError("--delta: required by --mechanism gaussian")
+    if delta is not None and mechanism is not LdpMechanism.gaussian:
+        raise CliUsageError(f"--delta: not for --mechanism {mechanism.value}")
+    if calibration is not None and mechanism not in (
+        LdpMechanism.gaussian,
+        LdpMechanism.exponential,
+    ):
+        raise CliUsageError(f"--calibration: not for --mechanism {mechanism.value}")
+    return lo, hi
+
+
 @reporting_errors
 def ldp(
     data: Data,
@@ -878,34 +923,9 @@ def ldp(
     from veil.mechanisms import PrivacyLedger, ordinal_scores
 
     numerical = mechanism in _NUMERICAL
-    if numerical:
-        if bounds is None:
-            raise CliUsageError(f"--bounds: required by --mechanism {mechanism.value}")
-        if domain is not None or domain_from_data or ordinal:
-            raise CliUsageError(
-                f"--domain, --domain-from-data, --ordinal: not for --mechanism {mechanism.value}"
-            )
-        lo, hi = split_numbers(bounds, "--bounds", count=2)
-    else:
-        if bounds is not None or resolution is not None:
-            raise CliUsageError(f"--bounds, --resolution: not for --mechanism {mechanism.value}")
-        if (domain is None) == (not domain_from_data):
-            raise CliUsageError(
-                f"--domain: --mechanism {mechanism.value} needs the public categories "
-                "(--domain A,B,C), or --domain-from-data to read them from the data"
-            )
-    if ordinal and (mechanism is not LdpMechanism.exponential or domain is None):
-        raise CliUsageError("--ordinal: for --mechanism exponential with --domain (in order)")
-    if mechanism is LdpMechanism.gaussian and delta is None:
-        raise CliUsageError("--delta: required by --mechanism gaussian")
-    if delta is not None and mechanism is not LdpMechanism.gaussian:
-        raise CliUsageError(f"--delta: not for --mechanism {mechanism.value}")
-    if calibration is not None and mechanism not in (
-        LdpMechanism.gaussian,
-        LdpMechanism.exponential,
-    ):
-        raise CliUsageError(f"--calibration: not for --mechanism {mechanism.value}")
-
+    lo, hi = _check_ldp_options(
+        mechanism, bounds, resolution, domain, domain_from_data, ordinal, delta, calibration
+    )
     check_encoding(encoding)
     output = _Output(out, sep, out_format, raw_csv, keep_order, (data,))
     output.check()
