@@ -17,6 +17,14 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _audit_tables()
+    _account_tables()
+    _work_tables()
+    _release_tables()
+
+
+def _audit_tables() -> None:
+    """The hash-chained audit log and its head row."""
     op.create_table(
         "audit_head",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -38,6 +46,10 @@ def upgrade() -> None:
         sa.Column("hash", sa.String(length=64), nullable=False),
         sa.PrimaryKeyConstraint("seq"),
     )
+
+
+def _account_tables() -> None:
+    """Sign-in attempts, operator policy, users and what authenticates them."""
     op.create_table(
         "login_attempts",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -48,7 +60,6 @@ def upgrade() -> None:
     with op.batch_alter_table("login_attempts", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_login_attempts_at"), ["at"], unique=False)
         batch_op.create_index(batch_op.f("ix_login_attempts_client"), ["client"], unique=False)
-
     op.create_table(
         "operator_policy",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -93,6 +104,20 @@ def upgrade() -> None:
         sa.UniqueConstraint("token_hash"),
     )
     op.create_table(
+        "sessions",
+        sa.Column("id", sa.String(length=64), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("csrf_token", sa.String(length=64), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("id"),
+    )
+
+
+def _work_tables() -> None:
+    """What curators work on: datasets, plans and their versions, jobs."""
+    op.create_table(
         "datasets",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("uid", sa.String(length=32), nullable=False),
@@ -116,16 +141,6 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("uid"),
-    )
-    op.create_table(
-        "sessions",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("user_id", sa.Integer(), nullable=False),
-        sa.Column("csrf_token", sa.String(length=64), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("id"),
     )
     op.create_table(
         "plans",
@@ -202,6 +217,9 @@ def upgrade() -> None:
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_jobs_status"), ["status"], unique=False)
 
+
+def _release_tables() -> None:
+    """What runs spend and publish: budget entries and releases."""
     op.create_table(
         "budget_entries",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -227,7 +245,6 @@ def upgrade() -> None:
         batch_op.create_index(
             batch_op.f("ix_budget_entries_dataset_id"), ["dataset_id"], unique=False
         )
-
     op.create_table(
         "releases",
         sa.Column("id", sa.Integer(), nullable=False),
