@@ -86,12 +86,7 @@ def init(
     print_table(
         f"Suggested roles of {data.name}",
         ["column", "role", "kind", "why"],
-        [
-            [str(c), role, kind, reason]
-            for c, role, kind, reason in zip(
-                roles.index, roles["role"], roles["kind"], roles["reason"], strict=True
-            )
-        ],
+        [[str(c), r["role"], r["kind"], r["reason"]] for c, r in roles.to_dict("index").items()],
     )
     print_text(f"wrote {target} (a draft: read every line)")
     print_text(f"dry run: within budget; next: veil release {target} --out {data.stem}-release")
