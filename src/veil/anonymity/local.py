@@ -13,8 +13,10 @@ suppression: each round searches the same lattice with the same models, the same
 and the same relative suppression limit, applied to the round's records. Rounds stop when
 no record remains suppressed, when a round releases no record (no transformation of the
 subset satisfies the models within the limit, or the best one suppresses everything),
-or after ``max_rounds``. A round never raises the table's Loss: a released record costs
-at most what its suppression costs (1 per attribute).
+or when its records, merged into the table, would make the final check below suppress
+more records or lose more than without them, or after ``max_rounds``. A round never
+raises the table's Loss: a released record costs at most what its suppression costs (1
+per attribute), and a round that would trigger more repairs than it saves is not taken.
 
 Privacy. Within a round, every class (records of that round with equal generalized
 values) satisfies every model, as :func:`~veil.anonymity.anonymize` guarantees on that
@@ -395,7 +397,18 @@ def anonymize_local(
             }
         )
 
+    def settle(candidate: _Ints, chosen: list[dict[str, int]]) -> tuple[_Ints, int, float]:
+        """The final check of a table: its failing records, suppressed count and loss."""
+        failed = _check_final(
+            table, work, candidate, chosen, model_list, sensitive, suppression, reference
+        )
+        settled = candidate.copy()
+        settled[failed] = _SUPPRESSED
+        count = int((settled == _SUPPRESSED).sum())
+        return failed, count, _metrics(table, settled, chosen)["loss"]
+
     record(0, table.n, first.levels, len(first.data))
+    failed, suppressed, loss = settle(subset, levels)
     for round_ in range(1, max_rounds + 1):
         remaining = np.flatnonzero(subset == _SUPPRESSED)
         if len(remaining) == 0:
@@ -410,15 +423,19 @@ def anonymize_local(
         except NoSolutionError:
             record(round_, len(remaining), None, 0)
             break
-        if len(found.data) == 0:
+        candidate = subset.copy()
+        candidate[remaining[found.data.index.to_numpy()]] = round_
+        outcome = settle(candidate, [*levels, found.levels])
+        # A round whose records, merged into the table, would make the final check
+        # suppress more or lose more (their values change the distribution the other
+        # classes are compared with) is not taken: local recoding never does worse.
+        if len(found.data) == 0 or outcome[1] > suppressed or outcome[2] > loss + 1e-12:
             record(round_, len(remaining), found.levels, 0)
             break
-        subset[remaining[found.data.index.to_numpy()]] = round_
+        subset = candidate
         levels.append(found.levels)
+        failed, suppressed, loss = outcome
         record(round_, len(remaining), found.levels, len(found.data))
-    failed = _check_final(
-        table, work, subset, levels, model_list, sensitive, suppression, reference
-    )
     repaired_per_round = np.bincount(subset[failed], minlength=len(rows))
     subset[failed] = _SUPPRESSED
     result = _result(df, table, subset, levels, rows, repaired_per_round, len(failed), suppression)
