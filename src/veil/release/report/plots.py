@@ -51,9 +51,24 @@ def _img(fig: Figure, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
 
 
+class _Missing:
+    """The one label of missing values in a table of shares.
+
+    pandas keeps ``None`` and ``NaN`` apart in an object index but merges them when it
+    aligns an object index with a string one (pandas 3), after which a label taken from
+    one side no longer finds its row. One sentinel object compares equal to itself only.
+    """
+
+    def __repr__(self) -> str:
+        return "(missing)"
+
+
+_MISSING: Final[_Missing] = _Missing()
+
+
 def _label(value: Any, width: int = 28) -> str:
     """Text safe for a matplotlib label: short, and no mathtext ($)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value is _MISSING or (isinstance(value, float) and math.isnan(value)):
         text = "(missing)"
     elif isinstance(value, (float, np.floating)) and float(value).is_integer():
         text = str(int(value))  # a code read as a float: 1.0 -> 1
@@ -94,7 +109,12 @@ def _histogram(ax: Axes, samples: Sequence[tuple[FloatArray, str, str]], edges: 
 
 
 def _category_shares(series: pd.Series[Any]) -> pd.Series[Any]:
-    counts = series.value_counts(dropna=False)
+    """The share of rows per value; missing values (None, NaN, NA) under ``_MISSING``."""
+    counts = series.value_counts(dropna=True)
+    counts.index = pd.Index(counts.index.to_list(), dtype=object)
+    missing = int(series.isna().sum())
+    if missing:
+        counts = pd.concat([counts, pd.Series([missing], index=pd.Index([_MISSING], dtype=object))])
     return counts / max(len(series), 1)
 
 
