@@ -4,15 +4,21 @@
 ``E_l = C U_l + (1 - C) P_N`` and keeps those with ``e = 1 - E_l >= E^T``
 (Section 3.3); :func:`effectiveness` computes both.
 
-**The paper's selection is not private.** Its argmax over every (pair, instance) reads
-the original records (U_l and P_N are measured on them), so the released candidate
-depends on every model that was fitted: the honest cost is the composition of every
-fit. :func:`compose_fits` states it two ways and keeps the smaller, both valid:
+**The paper's selection is not private, and no stated bound covers it.** Its argmax
+over every (pair, instance) reads the original records (U_l and P_N are measured on
+them), so which candidate is released is a function of the raw records beyond the DP
+models. :func:`compose_fits` states what publishing *every fitted model* would cost,
+two ways, keeping the smaller (both valid):
 
 * basic composition (Dwork and Roth 2014, Theorem 3.16): the ε and δ of the fits add;
 * zCDP composition, when every fit reports the ρ it spent (MST, AIM and the baseline
   do): the ρ add (Bun and Steinke 2016, Lemma 2.3) and the sum converts at the summed
-  δ (Proposition 1.3). A DP estimate of the shared domain is counted once.
+  δ (Canonne, Kamath and Steinke 2020, :func:`veil.synth.epsilon_from_rho`). A DP
+  estimate of the shared domain is counted once.
+
+That figure covers the models, not the argmax: the choice among them is
+post-processing of the raw records, which no DP statement covers; the search lists it
+as a leak.
 
 **A private selection.** Papernot and Steinke ("Hyperparameter tuning with Renyi
 differential privacy", ICLR 2022, Theorem 2) bound *random stopping*: run a private
@@ -24,9 +30,10 @@ binomial with η = 1), and release the best output. If each run is ρ-zCDP, henc
 
 The inner minimum is ``4 sqrt(ρ ln(1/γ)) - 2ρ`` at ``λ̂ = sqrt(ln(1/γ) / ρ)`` when that is
 at least 1, else ``2 ln(1/γ)``; :func:`random_stopping_epsilon` converts the curve to
-(ε, δ) (Canonne, Kamath and Steinke 2020, Proposition 12) at the best of a fixed grid of
-orders. dp-accounting's ``RepeatAndSelectDpEvent`` (shape 1) on a Gaussian base gives
-the same figures to within 0.3 % (its grid of orders is coarser).
+(ε, δ) with :func:`veil.synth.epsilon_from_rdp` (Canonne, Kamath and Steinke 2020,
+Proposition 12) at the best of a fixed grid of orders. dp-accounting's
+``RepeatAndSelectDpEvent`` (shape 1) on a Gaussian base gives the same figures to within
+0.3 % (its grid of orders is coarser).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import numpy as np
 
 from veil.errors import ParameterError, VeilError
 from veil.mechanisms import PrivacyCost
-from veil.synth import epsilon_from_rho
+from veil.synth import CONVERSION, epsilon_from_rdp, epsilon_from_rho
 
 __all__ = [
     "NoCandidateError",
@@ -96,7 +103,10 @@ def compose_fits(
     descriptions: Sequence[dict[str, Any]],
     domain_costs: Sequence[PrivacyCost] = (),
 ) -> tuple[PrivacyCost, dict[str, Any]]:
-    """The cost of releasing anything that depends on every fit: their composition.
+    """What publishing every fitted model costs: the composition of the fits.
+
+    It does not cover a choice among the models made on the raw records (the paper's
+    argmax): that choice is a leak no bound covers.
 
     Parameters
     ----------
@@ -152,12 +162,12 @@ def compose_fits(
                 "dp-synthetic",
                 "dataset",
                 scope,
-                f"composition of {len(costs)} fits (zCDP: rho adds, Bun-Steinke conversion)",
+                f"composition of {len(costs)} fits (zCDP: rho adds, {CONVERSION})",
             )
             details["rule"] = (
                 "zCDP composition: the fits' rho add (Bun and Steinke 2016, Lemma 2.3), "
-                "converted at the summed delta (Prop. 1.3); a DP estimate of the domain "
-                "counted once"
+                f"converted at the summed delta ({CONVERSION}); a DP estimate of the "
+                "domain counted once"
             )
     details["epsilon"] = chosen.epsilon
     details["delta"] = chosen.delta
@@ -171,10 +181,10 @@ def random_stopping_epsilon(rho: float, gamma: float, delta: float) -> float:
     """ε of Papernot-Steinke random stopping over ρ-zCDP runs, at failure probability δ.
 
     ``K`` runs, geometric on ``{1, 2, ...}`` with ``P[K = k] = γ (1 - γ)^(k-1)``; the best
-    run is released. The RDP curve of the module notes is converted to (ε, δ) with
-    ``ε = ε'(λ) + ln(1 - 1/λ) - (ln δ + ln λ) / (λ - 1)`` (Canonne, Kamath and Steinke,
-    "The discrete Gaussian for differential privacy", NeurIPS 2020, Proposition 12),
-    minimized over a fixed grid of orders λ (every order gives a valid bound).
+    run is released. The RDP curve of the module notes is converted to (ε, δ) by
+    :func:`veil.synth.epsilon_from_rdp` (Canonne, Kamath and Steinke, "The discrete
+    Gaussian for differential privacy", NeurIPS 2020, Proposition 12) at the best of a
+    fixed grid of orders λ (every order gives a valid bound).
 
     Parameters
     ----------
@@ -201,13 +211,13 @@ def random_stopping_epsilon(rho: float, gamma: float, delta: float) -> float:
         raise ParameterError(f"delta: must be in (0, 1), got {delta!r}")
     if rho == 0:
         return 0.0
+    if gamma == 1.0:  # K = 1: the one run is released, the curve is ρλ itself
+        return epsilon_from_rho(rho, delta)
     log_gamma = math.log(1.0 / gamma)
     # min over λ̂ >= 1 of 2 (1 - 1/λ̂) ρ λ̂ + 2 ln(1/γ) / λ̂, in closed form
     inner = 4.0 * math.sqrt(rho * log_gamma) - 2.0 * rho if log_gamma >= rho else 2.0 * log_gamma
-    lam = _ORDERS
-    rdp = rho * lam + inner + log_gamma / (lam - 1.0)
-    eps = rdp + np.log1p(-1.0 / lam) - (math.log(delta) + np.log(lam)) / (lam - 1.0)
-    return float(max(np.min(eps), 0.0))
+    rdp = rho * _ORDERS + inner + log_gamma / (_ORDERS - 1.0)
+    return epsilon_from_rdp(_ORDERS, rdp, delta)
 
 
 def geometric_runs(gamma: float, rng: np.random.Generator) -> int:

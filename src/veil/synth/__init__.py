@@ -18,7 +18,14 @@ bounds nobody can declare are estimated under DP by :func:`dp_bounds`, whose cos
 model adds to its own.
 """
 
-from veil.synth.accounting import ZCDPAccountant, ZCDPEntry, epsilon_from_rho, rho_from_epsilon
+from veil.synth.accounting import (
+    CONVERSION,
+    ZCDPAccountant,
+    ZCDPEntry,
+    epsilon_from_rdp,
+    epsilon_from_rho,
+    rho_from_epsilon,
+)
 from veil.synth.base import Synthesizer, SynthModel
 from veil.synth.bounds import DPBounds, dp_bounds, dp_quantile
 from veil.synth.domain import CategoricalColumn, ColumnDomain, NumericColumn, TableDomain
@@ -33,6 +40,7 @@ from veil.synth.registry import SYNTHESIZERS, make_synthesizer
 
 __all__ = [
     "AIM",
+    "CONVERSION",
     "DPWGAN",
     "MST",
     "SYNTHESIZERS",
@@ -53,6 +61,7 @@ __all__ = [
     "calibrate_noise",
     "dp_bounds",
     "dp_quantile",
+    "epsilon_from_rdp",
     "epsilon_from_rho",
     "make_synthesizer",
     "marginal_tvd",

@@ -5,8 +5,8 @@ independently of each other. It keeps each column's distribution and nothing of 
 relations between columns: the yardstick the marginal models must beat.
 
 Guarantee: (ε, δ)-DP for adding or removing one record, where (ε, δ) is the
-Bun-Steinke conversion of the zCDP ρ spent: d histograms, each with
-σ² = d / (2ρ) (:mod:`veil.synth.accounting`).
+conversion of the zCDP ρ spent (Canonne, Kamath and Steinke 2020): d histograms, each
+with σ² = d / (2ρ) (:mod:`veil.synth.accounting`).
 """
 
 from __future__ import annotations

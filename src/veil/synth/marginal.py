@@ -8,10 +8,10 @@ selection and measurement are veil's own (:mod:`veil.synth.measure`, randomness 
 :class:`veil.synth.GraphicalModel`, not by mbi.
 
 Guarantee: the fitted model, and every sample drawn from it, is (ε, δ)-DP for adding
-or removing one record, where (ε, δ) is :attr:`GraphicalModel.cost`: the Bun-Steinke
-conversion of the zCDP ρ spent (:mod:`veil.synth.accounting`). Numeric columns are
-counted in their public bins; the domain itself is public (leaks of a data-derived
-domain are listed by the model).
+or removing one record, where (ε, δ) is :attr:`GraphicalModel.cost`: the conversion of
+the zCDP ρ spent (Canonne, Kamath and Steinke 2020; :mod:`veil.synth.accounting`).
+Numeric columns are counted in their public bins; the domain itself is public (leaks of
+a data-derived domain are listed by the model).
 """
 
 from __future__ import annotations
