@@ -215,7 +215,9 @@ def serving(site: Site, *, worker: bool) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(site.app, host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            site.app, host="127.0.0.1", port=port, log_level="warning", proxy_headers=False
+        )
     )
     web = threading.Thread(target=server.run, daemon=True)
     web.start()

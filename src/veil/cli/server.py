@@ -65,7 +65,7 @@ def _web(config: Any, listener: socket.socket) -> None:
     from veil.server import create_app, open_platform
 
     web = create_app(open_platform(config), recover_jobs=False)
-    settings = uvicorn.Config(web, log_level="warning", server_header=False)
+    settings = uvicorn.Config(web, log_level="warning", server_header=False, proxy_headers=False)
     uvicorn.Server(settings).run(sockets=[listener])
 
 
@@ -118,7 +118,9 @@ def _start(
     # (and holding jobs). As an exception, the signal runs the clean-up below.
     previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        settings = uvicorn.Config(web, log_level="warning", server_header=False)
+        settings = uvicorn.Config(
+            web, log_level="warning", server_header=False, proxy_headers=False
+        )
         uvicorn.Server(settings).run(sockets=[listener])
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,13 +48,44 @@ class ServerConfig:
         One local user, no login form (``veil ui``); only for a server bound to
         127.0.0.1.
     max_lockout_failures : int, default 5
-        Failed logins in a row that lock an account.
+        Failed logins in a row before an account's sign-in backs off: each further
+        failure doubles the wait before the next try (1 s, 2 s, 4 s, ...). The wait
+        applies to addresses the account has not signed in from; from an address it
+        has signed in from, only that address's own failures count, so that nobody
+        elsewhere can keep an account (the only admin's, say) out.
     lockout_minutes : int, default 15
+        Longest wait of the backoff.
     max_attempts_per_client : int, default 30
-        Failed logins from one client address in ``attempt_window_minutes``.
+        Failed logins from one client address in ``attempt_window_minutes``; past it,
+        that address signs in only to accounts that have signed in from it before.
     attempt_window_minutes : int, default 10
+    known_address_days : int, default 90
+        How long a successful sign-in makes its address known to the account.
+    trusted_proxies : tuple of str, default ()
+        Addresses or networks (``10.0.0.5``, ``10.0.0.0/24``) of reverse proxies whose
+        ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; from any
+        other peer they are ignored (see :mod:`veil.server.web.proxy`).
+    allowed_origins : tuple of str, default ()
+        Origins (``https://data.example.org``) besides the one the request addressed
+        from which state-changing requests are accepted.
     poll_seconds : float, default 0.5
         How often a worker looks for queued jobs.
+    heartbeat_seconds : float, default 2
+        How often a running job's worker renews its lease (and reads a cancel request).
+    lease_seconds : float, default 15
+        A running job whose lease is this old has lost its worker: it is marked
+        interrupted and its reservation freed (at least twice ``heartbeat_seconds``).
+    max_columns : int, default 1000
+        Most columns an upload may have (its header is refused past it).
+    max_cell_chars : int, default 10000
+        Most characters between two separators (comma, line end) of an upload.
+    profile_seconds : int, default 300
+        Time limit of a profile job; past it the profile is stopped (its worker too if
+        it does not stop) and the dataset marked failed.
+    audit_checkpoints : path, optional
+        Append-only file of the audit log's signed checkpoints; default
+        ``<data_dir>/audit-checkpoints.log``. Put it on another disk or host (or make it
+        append-only) so that a copy of the database alone cannot hide a truncation.
     """
 
     data_dir: Path
@@ -70,7 +102,16 @@ class ServerConfig:
     lockout_minutes: int = 15
     max_attempts_per_client: int = 30
     attempt_window_minutes: int = 10
+    known_address_days: int = 90
+    trusted_proxies: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
     poll_seconds: float = 0.5
+    heartbeat_seconds: float = 2.0
+    lease_seconds: float = 15.0
+    max_columns: int = 1000
+    max_cell_chars: int = 10_000
+    profile_seconds: int = 300
+    audit_checkpoints: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -83,10 +124,32 @@ class ServerConfig:
             "lockout_minutes",
             "max_attempts_per_client",
             "attempt_window_minutes",
+            "known_address_days",
+            "max_columns",
+            "max_cell_chars",
+            "profile_seconds",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(f"{name}: must be an integer >= 1, got {value!r}")
+        for name in ("poll_seconds", "heartbeat_seconds", "lease_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ParameterError(f"{name}: must be a number of seconds > 0, got {value!r}")
+        if self.lease_seconds < 2 * self.heartbeat_seconds:
+            raise ParameterError(
+                f"lease_seconds: must be at least twice heartbeat_seconds "
+                f"({self.heartbeat_seconds:g}), got {self.lease_seconds!r}"
+            )
+        object.__setattr__(self, "trusted_proxies", _networks(self.trusted_proxies))
+        for origin in self.allowed_origins:
+            if not isinstance(origin, str) or "://" not in origin or origin.count("/") != 2:
+                raise ParameterError(
+                    f"allowed_origins: each must be scheme://host[:port] with no path, "
+                    f"got {origin!r}"
+                )
+        if self.audit_checkpoints is not None:
+            object.__setattr__(self, "audit_checkpoints", Path(self.audit_checkpoints))
         if self.dask_scheduler is not None and "://" not in self.dask_scheduler:
             raise ParameterError(
                 f"dask_scheduler: must be a scheduler address such as 'tcp://host:8786', "
@@ -100,8 +163,30 @@ class ServerConfig:
             return self.database_url
         return f"sqlite:///{os.fspath(self.data_dir / 'veil.db')}"
 
+    @property
+    def checkpoints(self) -> Path:
+        """The audit log's checkpoint file in use."""
+        return self.audit_checkpoints or self.data_dir / "audit-checkpoints.log"
+
     def folder(self, name: str) -> Path:
         """A folder of the data directory (``datasets``, ``releases``, ``work``), created."""
         path = self.data_dir / name
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         return path
+
+
+def _networks(values: object) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, (tuple, list)):
+        raise ParameterError(
+            f"trusted_proxies: must be a list of addresses or networks, got {values!r}"
+        )
+    out = []
+    for value in values:
+        try:
+            out.append(str(ipaddress.ip_network(str(value), strict=False)))
+        except ValueError:
+            raise ParameterError(
+                f"trusted_proxies: {value!r} is not an IP address or network (10.0.0.5, "
+                "10.0.0.0/24, ::1)"
+            ) from None
+    return tuple(out)

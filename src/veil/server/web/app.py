@@ -23,8 +23,9 @@ from veil.server.custody import KeyRing
 from veil.server.database import POOL_SIZE, Database
 from veil.server.datasets import DatasetForm, new_upload, register_upload
 from veil.server.errors import Forbidden, InputError, NotFound, ServerError, Unauthorized
-from veil.server.web.core import CSP, _identity, check_csrf, render_error, templates
+from veil.server.web.core import CSP, _identity, render_error, templates
 from veil.server.web.formstream import FormStream
+from veil.server.web.gate import RequestGate
 from veil.server.web.routes import add_routes
 
 __all__ = ["build_app"]
@@ -93,24 +94,21 @@ async def _upload(request: Request) -> Response:
     db: Database = state.db
     env = state.templates
 
-    def identify() -> tuple[Any, bool]:
+    def identify() -> None:
         with db.session() as session:
-            who, cookie_auth = _identity(session, request, api)
+            who, _ = _identity(session, request, api)
             if who is None:
                 raise Unauthorized("session: sign in first")
             if who.role != "curator":
                 raise Forbidden(f"role: a {who.role.replace('_', ' ')} may not upload datasets")
-            return who, cookie_auth
 
     try:
-        who, cookie_auth = await run_in_threadpool(identify)
+        await run_in_threadpool(identify)
         uid, key, sink = new_upload(config, state.keyring)
         started: dict[str, Any] = {}
 
         def on_start(name: str, fields: dict[str, str]) -> None:
-            # The CSRF token must come before the file, so that no byte of a forged
-            # upload is stored.
-            check_csrf(who, cookie_auth, request, fields)
+            # The CSRF token (before the file) was checked by the gate.
             started["name"] = name
 
         stream = FormStream(request.headers.get("content-type", ""), "file", on_start, sink.feed)
@@ -181,6 +179,8 @@ def build_app(config: ServerConfig, keyring: KeyRing, db: Database) -> FastAPI:
     app.add_api_route("/api/datasets", _upload, methods=["POST"])
     add_routes(app)
 
+    # The gate runs inside the guard, so that its refusals get the security headers too.
+    app.add_middleware(RequestGate)
     app.add_middleware(_Guard, env=app.state.templates)
 
     @app.exception_handler(StarletteHTTPException)

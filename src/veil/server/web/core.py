@@ -7,8 +7,8 @@ disagree. The wrapper
 
 * authenticates: a session cookie for pages and the API, or an API token
   (``Authorization: Bearer``) for the API only;
-* refuses an unsafe method (POST) from a session without its CSRF token (the form
-  field ``csrf_token`` or the ``X-CSRF-Token`` header); an API token needs none;
+* (the origin and CSRF token of every POST are checked before, by the one gate,
+  :mod:`veil.server.web.gate`);
 * runs the handler in one database transaction: a refused request (any
   :class:`~veil.server.errors.ServerError`) is rolled back, so nothing is written;
 * renders a refusal as a message naming the field, with its HTTP status, never a
@@ -36,9 +36,8 @@ from veil.server.accounts import Identity, authenticate_token, session_identity
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
-from veil.server.errors import Forbidden, InputError, ServerError, Unauthorized
+from veil.server.errors import InputError, ServerError, Unauthorized
 from veil.server.models import Dataset
-from veil.server.security import same
 
 __all__ = ["COOKIE", "CSP", "Ctx", "Done", "Page", "register", "render_error"]
 
@@ -188,20 +187,6 @@ async def _fields(request: Request) -> dict[str, Any]:
     return dict(request.query_params)
 
 
-def check_csrf(
-    who: Identity | None, cookie_auth: bool, request: Request, fields: dict[str, Any]
-) -> None:
-    """Refuse an unsafe request from a session that does not carry its CSRF token."""
-    if request.method in ("GET", "HEAD") or who is None or not cookie_auth:
-        return
-    token = request.headers.get("x-csrf-token") or fields.get("csrf_token")
-    if not same(str(token) if token is not None else None, who.csrf):
-        raise Forbidden(
-            "csrf_token: missing or wrong; reload the page and submit the form again",
-            field="csrf_token",
-        )
-
-
 def register(
     app: FastAPI,
     method: str,
@@ -226,10 +211,9 @@ def register(
             def work() -> Response:
                 db: Database = state.db
                 with db.session() as session:
-                    who, cookie_auth = _identity(session, request, is_api)
+                    who, _ = _identity(session, request, is_api)
                     if who is None and not public:
                         raise Unauthorized("session: sign in first")
-                    check_csrf(who, cookie_auth, request, fields)
                     ctx = Ctx(session, who, fields, state.config, state.keyring, is_api, request)
                     result = handler(ctx, **request.path_params)
                     return _respond(request, env, ctx, result)

@@ -106,15 +106,7 @@ def login_form(ctx: Ctx) -> Response:
 
 
 def login(ctx: Ctx) -> Page | Done:
-    from veil.server.security import same
-
-    if not ctx.api and not same(
-        ctx.request.cookies.get(PRE_COOKIE), str(ctx.fields.get("csrf_token") or "")
-    ):
-        raise InputError(
-            "csrf_token: the login form expired or was not sent by this site; reload it",
-            field="csrf_token",
-        )
+    # The form's token and the request's origin were checked by the gate.
     client = ctx.request.client.host if ctx.request.client else "unknown"
     previous = accounts.session_identity(ctx.db, ctx.request.cookies.get(COOKIE))
     if previous is not None:
