@@ -8,6 +8,7 @@ Needs the ``geo`` extra (pyproj; shapely for truncation; matplotlib for figures)
 from veil.geo.attributes import bin_attribute, swap_within_cells
 from veil.geo.cloak import cloak, cloak_xy
 from veil.geo.compare import compare, plot_comparison
+from veil.geo.displacement import expected_scale, median_displacement, scale_concern
 from veil.geo.evaluate import LocationEvaluation, evaluate, evaluate_xy
 from veil.geo.maps import location_map, neighbourhood_png
 from veil.geo.masks import donut, grid, jitter, planar_laplace
@@ -30,16 +31,19 @@ __all__ = [
     "donut",
     "evaluate",
     "evaluate_xy",
+    "expected_scale",
     "grid",
     "jitter",
     "local_projection",
     "location_map",
+    "median_displacement",
     "neighbourhood_png",
     "planar_laplace",
     "plot_comparison",
     "projection_at",
     "projection_for_crs",
     "projection_for_region",
+    "scale_concern",
     "swap_within_cells",
     "synthetic_city",
 ]
