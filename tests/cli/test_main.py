@@ -58,12 +58,12 @@ def test_console_script_module_runs_without_a_traceback() -> None:
 
 
 def test_a_missing_extra_is_named(veil: Veil, monkeypatch: pytest.MonkeyPatch) -> None:
-    import veil.cli.toolkits as toolkits
+    import veil.cli.geo as geo_command
 
     def absent(*args: object, **kwargs: object) -> None:
         raise ModuleNotFoundError("No module named 'pyproj'", name="pyproj")
 
-    monkeypatch.setattr(toolkits, "read_table", absent)
+    monkeypatch.setattr(geo_command, "read_table", absent)
     result = veil("geo", "t.csv", "--lat", "a", "--lon", "b", "--mask", "cloak", "--k", "2",
                   "--centre", "41.88,-87.63", "--out", "o.csv")  # fmt: skip
     assert result.code == 2

@@ -1,9 +1,11 @@
 """The ``veil`` command line (typer + rich).
 
-Commands over one toolkit each (:mod:`veil.cli.toolkits`): ``risk``, ``anonymize``,
-``ldp``, ``mask``, ``geo``; commands over whole releases (:mod:`veil.cli.release`):
-``release``, ``sweep``, ``report``, ``demo``. :func:`main` runs it in-process and returns
-the exit code (see :mod:`veil.cli.errors`); the console script ``veil`` calls it.
+Commands over one table, one module each (:mod:`veil.cli.risk`, :mod:`veil.cli.anonymize`,
+:mod:`veil.cli.ldp`, :mod:`veil.cli.mask`, :mod:`veil.cli.geo`; the path around their
+treatment is :mod:`veil.cli.one_table`): ``risk``, ``anonymize``, ``ldp``, ``mask``,
+``geo``; commands over whole releases (:mod:`veil.cli.release`): ``release``, ``sweep``,
+``report``, ``demo``. :func:`main` runs it in-process and returns the exit code (see
+:mod:`veil.cli.errors`); the console script ``veil`` calls it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import init, keys, pif, release, server, share, toolkits
+from veil.cli import anonymize, geo, init, keys, ldp, mask, pif, release, risk, server, share
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -57,11 +59,11 @@ def _root(
     """Release record-level data without exposing the people in it."""
 
 
-app.command("risk")(toolkits.risk)
-app.command("anonymize")(toolkits.anonymize)
-app.command("ldp")(toolkits.ldp)
-app.command("mask")(toolkits.mask)
-app.command("geo")(toolkits.geo)
+app.command("risk")(risk.risk)
+app.command("anonymize")(anonymize.anonymize)
+app.command("ldp")(ldp.ldp)
+app.command("mask")(mask.mask)
+app.command("geo")(geo.geo)
 app.command("pif")(pif.pif)
 app.command("share")(share.share)
 app.command("init")(init.init)

@@ -76,8 +76,9 @@ def _location_scales(plan_file: Path, allow_outside: bool) -> list[dict[str, str
     """
     from rich.markup import escape
 
-    from veil.cli.toolkits import expected_scale, metres_text, scale_warnings
+    from veil.cli.geo import metres_text, scale_warnings
     from veil.errors import VeilError
+    from veil.geo import expected_scale
     from veil.release import allocate, load_plan
 
     try:
