@@ -110,8 +110,9 @@ def _section(page: str, anchor: str) -> str:
 
 def test_the_scan_shows_the_risk_before_any_plan(first_hour: FirstHour) -> None:
     scan = first_hour.scan
-    assert "using the suggested quasi-identifiers gender, age, ever_married, Residence_type" in (
-        scan
+    assert (
+        "using the suggested quasi-identifiers gender, age, ever_married, work_type, "
+        "Residence_type" in scan
     )
     assert "Riskiest quasi-identifier combinations of stroke.csv" in scan
     assert "Records that drive the risk on" in scan
@@ -120,9 +121,8 @@ def test_the_scan_shows_the_risk_before_any_plan(first_hour: FirstHour) -> None:
 
 def test_two_edited_lines_give_a_release(first_hour: FirstHour) -> None:
     assert "dry run: within budget" in first_hour.dry_run
-    assert "released 5" in first_hour.release and "wrote stroke-release/release.csv" in (
-        first_hour.release
-    )
+    assert re.search(r"released \d[\d,]* of 5110 records", first_hour.release)
+    assert "wrote stroke-release/release.csv" in first_hour.release
     released = first_hour.released
     assert "id" not in released.columns
     assert set(released["age"].dropna().unique()) <= {

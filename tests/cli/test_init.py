@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -30,8 +33,12 @@ def test_init_writes_a_plan_that_runs_as_it_is(veil: Veil, tmp_path: Path) -> No
     assert (location["lat"], location["lon"]) == ("Latitude", "Longitude")
     assert location["mask"]["method"] == "planar_laplace"
     assert "replace it with a public point" in text
-    # Dates and the district are quasi-identifiers, generalized by the anonymization.
-    assert set(plan["anonymization"]["quasi_identifiers"]) == {"Date", "District"}
+    # Dates, the year, the district, the beat (codes with leading zeros, read as text) and
+    # the two flags (few levels) are quasi-identifiers, generalized by the anonymization.
+    assert set(plan["anonymization"]["quasi_identifiers"]) == {
+        "Date", "Year", "District", "Beat", "Arrest", "Domestic"
+    }  # fmt: skip
+    assert plan["input"]["text_columns"] == ["Beat", "District"]
     assert plan["anonymization"]["quasi_identifiers"]["Date"]["dates"] == {
         "format": "%m/%d/%Y %I:%M:%S %p"
     }
@@ -64,3 +71,137 @@ def test_init_refuses_to_replace_a_plan_and_writes_nothing_on_error(
         ("dropoff_latitude", "dropoff_longitude"),
     }
     assert data["ledger"]["totals"]["metric"]["epsilon"] > 0
+
+
+def _wage(tmp_path: Path) -> Path:
+    source = tmp_path / "wage.csv"
+    source.write_bytes(gzip.decompress((DATA / "islr_wage" / "Wage.csv.gz").read_bytes()))
+    return source
+
+
+def test_roles_come_from_the_values_on_wage(veil: Veil, tmp_path: Path) -> None:
+    """ISLR Wage (issue 20): the record number is an identifier; marital status, job class
+    and the survey year (categories and years with few levels) are quasi-identifiers, not
+    'sensitive by default'; l-diversity goes to a sensitive column, never to a QI."""
+    source = _wage(tmp_path)
+    result = veil("init", source, "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    roles = {r["column"]: r for r in data["roles"]}
+    assert roles["rownames"]["role"] == "identifier"
+    for column in ("maritl", "jobclass", "year", "age", "race", "education"):
+        assert roles[column]["role"] == "quasi_identifier", column
+    for column in ("wage", "logwage", "health", "health_ins"):
+        assert roles[column]["role"] == "sensitive", column
+    assert all("by default" not in r["reason"] for r in roles.values())
+    plan = data["plan"]
+    qis = set(plan["anonymization"]["quasi_identifiers"])
+    assert {"maritl", "jobclass", "year"} <= qis
+    diverse = [
+        m["distinct_l_diversity"]["attribute"]
+        for m in plan["anonymization"]["models"]
+        if "distinct_l_diversity" in m
+    ]
+    assert diverse and all(roles[a]["role"] == "sensitive" for a in diverse)
+    # The draft says why for each column, in its comment.
+    text = (tmp_path / "wage.plan.yaml").read_text(encoding="utf-8")
+    for column in roles:
+        entry = text.index(f"\n  {column}: ")
+        assert text[:entry].rstrip().splitlines()[-1].lstrip().startswith("#"), column
+
+
+def test_the_plan_file_holds_no_figure_measured_on_the_records(veil: Veil, tmp_path: Path) -> None:
+    """Issue 18 item 4: a plan's content and hash are published with the release, so the
+    figures measured on the raw records (uniqueness, the riskiest combinations) are
+    printed for the custodian and never written into the plan's comments."""
+    source = _wage(tmp_path)
+    result = veil("init", source)
+    assert result.code == 0, result.err
+    text = (tmp_path / "wage.plan.yaml").read_text(encoding="utf-8")
+    assert "singles out" not in text and "distinct values" not in text
+    assert not re.search(r"\d+(\.\d+)?% of the (values|rows)", text)
+    # The custodian still reads them on the screen.
+    assert "riskiest quasi-identifier combinations now:" in result.out
+    assert "singles out" in result.out and "% of the values are distinct" in result.out
+    as_json = veil("init", source, "--force", "--json")
+    assert any("singles out" in note for note in json.loads(as_json.out)["measured"])
+
+
+def test_zip_codes_keep_their_leading_zero(veil: Veil, tmp_path: Path) -> None:
+    """'02139' read as a number becomes 2139: veil init lists such codes in
+    input.text_columns, so the release keeps them as text."""
+    codes = ["02139", "02140", "10001", "01002", "94105"] * 40
+    frame = pd.DataFrame({"zip": codes, "income": range(len(codes))})
+    source = tmp_path / "people.csv"
+    frame.to_csv(source, index=False)
+    result = veil("init", source, "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["plan"]["input"]["text_columns"] == ["zip"]
+    roles = {r["column"]: r for r in data["roles"]}
+    assert roles["zip"]["role"] == "quasi_identifier"
+    assert "leading zeros" in roles["zip"]["reason"]
+    released = veil("release", tmp_path / "people.plan.yaml", "--out", tmp_path / "out")
+    assert released.code == 0, released.err
+    rows = pd.read_csv(tmp_path / "out" / "release.csv", dtype=str)
+    assert rows["zip"].str.startswith("0").any()
+    assert rows["zip"].str.len().eq(5).all()
+
+
+def test_a_column_name_with_a_line_break_is_a_one_line_error(veil: Veil, tmp_path: Path) -> None:
+    """Issue 18 item 9: a column name with a newline gave a YAML traceback."""
+    source = tmp_path / "odd.csv"
+    source.write_text('"first\nname",age\nA,30\nB,40\n', encoding="utf-8")
+    result = veil("init", source)
+    assert result.code == 2
+    assert "Traceback" not in result.err
+    message = result.err.strip()
+    assert "\n" not in message and "'first\\nname'" in message
+    assert "line break" in message and "rename it" in message
+    assert not (tmp_path / "odd.plan.yaml").exists()
+
+
+def test_quakes_longitudes_in_0_360_are_a_location(veil: Veil, tmp_path: Path) -> None:
+    """R's quakes (issue 20): 'long' runs from 165 to 188 (the 0-360 convention). It was
+    kept exact while 'lat' was generalized. Now both are the location pair; spread over
+    thousands of km (wider than a local projection), both are generalized together."""
+    source = tmp_path / "quakes.csv"
+    shutil.copy(DATA / "quakes" / "quakes.csv", source)
+    result = veil("init", source, "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    roles = {r["column"]: r for r in data["roles"]}
+    assert roles["long"]["kind"] == "longitude" and "0-360" in roles["long"]["reason"]
+    assert data["locations"] == [["lat", "long"]]
+    assert set(data["plan"]["anonymization"]["quasi_identifiers"]) == {"lat", "long"}
+    assert "locations" not in data["plan"]
+    text = (tmp_path / "quakes.plan.yaml").read_text(encoding="utf-8")
+    assert "wider than a local projection" in text
+    released = veil("release", tmp_path / "quakes.plan.yaml", "--out", tmp_path / "out")
+    assert released.code == 0, released.err
+
+
+def test_points_across_the_antimeridian_are_masked_about_their_centre(
+    veil: Veil, tmp_path: Path
+) -> None:
+    """A cluster at 178 E to 178 W (given in 0-360) is centred among its points, not on
+    the far side of the Earth, and the masked longitudes come back in -180..180."""
+    n = 400
+    step = np.linspace(0.0, 1.0, n)
+    frame = pd.DataFrame(
+        {"lat": -17.8 + 0.2 * step, "lon": 179.6 + 0.8 * step, "kind": ["a", "b"] * (n // 2)}
+    )
+    source = tmp_path / "fiji.csv"
+    frame.to_csv(source, index=False)
+    result = veil("init", source, "--json")
+    assert result.code == 0, result.err
+    (location,) = json.loads(result.out)["plan"]["locations"]
+    assert location["centre"] == [-17.7, -180.0]
+    released = veil("release", tmp_path / "fiji.plan.yaml", "--out", tmp_path / "out")
+    assert released.code == 0, released.err
+    rows = pd.read_csv(tmp_path / "out" / "release.csv")
+    assert len(rows) == n
+    assert rows["lon"].between(-180.0, 180.0).all()
+    # Every masked point stays near the cluster (within a few km), on either side of 180.
+    offset = np.abs(np.remainder(rows["lon"].to_numpy() - 180.0 + 180.0, 360.0) - 180.0)
+    assert float(offset.max()) < 0.6

@@ -16,7 +16,7 @@ import typer
 from veil.atomic import write_text_atomic
 from veil.cli.console import captured_warnings, emit_json, print_table, print_text, print_warnings
 from veil.cli.errors import CliUsageError, errors_about, reporting_errors
-from veil.cli.files import read_table
+from veil.cli.files import read_table, table_format
 from veil.cli.options import Encoding, Json, Sep
 
 __all__ = ["init"]
@@ -39,17 +39,21 @@ def init(
 ) -> None:
     """Write a commented release plan for DATA, then dry-run it (nothing else is written).
 
-    Every column gets a suggested role: direct identifier (by uniqueness and name),
-    quasi-identifier (by name, dates; the riskiest combinations are scanned), sensitive,
-    a location pair, or free text with personal data; with treatments (identifiers
-    dropped, quasi-identifiers generalized to 5-anonymity with hierarchies written in
-    the plan, locations under planar Laplace) and a budget. Read each line, then
-    `veil release PLAN --out DIR`.
+    Every column gets a suggested role from its values and its name: direct identifier
+    (nearly every value distinct), quasi-identifier (a category or code with few levels,
+    years, dates, a known fact by name; the riskiest combinations are scanned), sensitive
+    (measurements with many values, health or money by name), a location pair (latitude
+    and longitude by name and range, 0-360 longitudes included), or free text with
+    personal data; with treatments (identifiers dropped, quasi-identifiers generalized to
+    5-anonymity with hierarchies written in the plan, locations under planar Laplace) and
+    a budget. Digit codes with leading zeros (postcodes) are read as text. The figures
+    measured on the records are printed, never written into the plan. Read each line,
+    then `veil release PLAN --out DIR`.
     """
     import yaml
 
     from veil.release import load_plan, run
-    from veil.release.draft import draft_plan
+    from veil.release.draft import draft_plan, text_columns
 
     target = out if out is not None else data.with_name(f"{data.name.split('.')[0]}.plan.yaml")
     if target.suffix.lower() not in (".yaml", ".yml"):
@@ -61,9 +65,15 @@ def init(
     if target.resolve() == data.resolve():
         raise CliUsageError(f"--out: {os.fspath(target)!r} is DATA itself")
     frame = read_table(data, sep=sep, encoding=encoding)
+    codes: list[str] = []
+    if table_format(data, "DATA") == "csv":
+        # Digit codes with leading zeros ("02139") are read as text, here and in the plan.
+        codes = text_columns(read_table(data, sep=sep, encoding=encoding, all_text=True))
+        if codes:
+            frame = read_table(data, sep=sep, encoding=encoding, text_columns=codes)
     source = os.path.relpath(data.resolve(), target.resolve().parent)
     with captured_warnings() as caught:
-        draft = draft_plan(frame, source, sep=sep or ",")
+        draft = draft_plan(frame, source, sep=sep or ",", text=codes)
     text = draft.to_yaml()
     # The draft must load and pass its dry run before it is written.
     with errors_about(os.fspath(target)), captured_warnings() as dry:
@@ -79,14 +89,23 @@ def init(
                 "plan": draft.plan,
                 "roles": roles.reset_index().to_dict(orient="records"),
                 "locations": [list(pair) for pair in draft.roles.locations],
+                "measured": draft.notes,
                 "ledger": result.ledger.to_dict(),
             }
         )
         return
     print_table(
         f"Suggested roles of {data.name}",
-        ["column", "role", "kind", "why"],
-        [[str(c), r["role"], r["kind"], r["reason"]] for c, r in roles.to_dict("index").items()],
+        ["column", "role", "kind", "why", "measured"],
+        [
+            [str(c), r["role"], r["kind"], r["reason"], r["evidence"]]
+            for c, r in roles.to_dict("index").items()
+        ],
     )
-    print_text(f"wrote {target} (a draft: read every line)")
+    for note in draft.notes:
+        print_text(note)
+    print_text(
+        f"wrote {target} (a draft: read every line; the figures above are measured on the "
+        "records and stay out of the plan, which a release publishes)"
+    )
     print_text(f"dry run: within budget; next: veil release {target} --out {data.stem}-release")

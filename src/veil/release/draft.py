@@ -16,7 +16,11 @@ writes a plan that runs as it is:
   data, which the plan says to replace with a public point.
 
 Nothing in the plan is read from the data silently: each choice taken from it is
-written out in a comment beside it.
+written out in a comment beside it. The plan's comments give reasons in words only:
+figures measured on the records (how many values are distinct, which combinations single
+out how many records) go to :attr:`Draft.notes`, for the custodian to read, never into the
+plan file, whose content and hash a release publishes. Text codes with leading zeros
+(postcodes) are listed in ``input.text_columns`` so that they are read as text.
 """
 
 from __future__ import annotations
@@ -24,31 +28,57 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import textwrap
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import yaml
 
-from veil.risk.roles import ColumnRole, RoleSuggestions, suggest_roles
+from veil.errors import ColumnError
+from veil.geo.circle import longitude_centre, wrap_longitudes
+from veil.risk.roles import ColumnRole, RoleSuggestions, _zero_padded, suggest_roles
 
-__all__ = ["Draft", "draft_plan"]
+__all__ = ["Draft", "draft_plan", "text_columns"]
+
+# A character a plan's one-line column entry cannot hold (line breaks, other controls).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 _K = 5
 _SUPPRESSION = 0.05
 _GEO_EPSILON = 0.01
+# The largest share of a pair's locations a drafted mask may drop as outside its
+# projection (the release refuses more than its max_outside, 20 % by default).
+_MAX_SPREAD = 0.05
 
 
 @dataclasses.dataclass(frozen=True)
 class Draft:
-    """A drafted plan: the mapping, a comment per entry, and the roles it came from."""
+    """A drafted plan: the mapping, a comment per entry, and the roles it came from.
+
+    Attributes
+    ----------
+    plan : dict
+        The plan, as :func:`veil.release.load_plan` takes it.
+    comments : dict
+        A comment per entry (``"columns.NAME"``, ``"locations.I"``, a section's name),
+        in words only: no figure measured on the records.
+    roles : RoleSuggestions
+        The suggestions the plan came from.
+    notes : list of str
+        Figures measured on the raw records beyond each column's evidence (the riskiest
+        quasi-identifier combinations): for the custodian's screen or record only,
+        never the plan file.
+    """
 
     plan: dict[str, Any]
     comments: dict[str, str]
     roles: RoleSuggestions
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def to_yaml(self) -> str:
         """The plan as YAML, each column and location with its comment."""
@@ -144,7 +174,7 @@ def _hierarchy(series: pd.Series, role: ColumnRole) -> tuple[Any, str]:
         recipe: Any = True if found is None else {"format": found}
         return {"dates": recipe}, "dates to month, then year"
     values = series.dropna()
-    if role.numeric and len(values):
+    if role.numeric and len(values) and not pd.api.types.is_bool_dtype(series.dtype):
         spread = float(values.max() - values.min())
         width = _nice(max(spread / 20, 1e-12))
         widths = [width, width * 2, width * 4]
@@ -180,12 +210,8 @@ def _column(name: Hashable, series: pd.Series, role: ColumnRole) -> tuple[dict[s
 
 
 def _location(frame: pd.DataFrame, lat: Hashable, lon: Hashable) -> tuple[dict[str, Any], str]:
-    lats = pd.to_numeric(frame[lat], errors="coerce").to_numpy(dtype=np.float64)
-    lons = pd.to_numeric(frame[lon], errors="coerce").to_numpy(dtype=np.float64)
-    ok = np.isfinite(lats) & np.isfinite(lons) & ((lats != 0) | (lons != 0))
-    centre = [0.0, 0.0]
-    if ok.any():
-        centre = [round(float(np.median(lats[ok])), 1), round(float(np.median(lons[ok])), 1)]
+    lats, lons, ok = _coordinates(frame, lat, lon)
+    centre = _centre(lats[ok], lons[ok])
     spec = {
         "lat": str(lat),
         "lon": str(lon),
@@ -197,12 +223,68 @@ def _location(frame: pd.DataFrame, lat: Hashable, lon: Hashable) -> tuple[dict[s
     comment = (
         f"a location: planar Laplace at {_GEO_EPSILON} per metre (median shift about 170 m). "
         f"The centre {centre} is the data's median rounded to 0.1 degree: replace it with "
-        "a public point (the city centre); records beyond the projection's 400 km are dropped"
+        "a public point (the city centre); records beyond the projection's 400 km are "
+        "dropped; masked longitudes are written in -180..180"
     )
     return spec, comment
 
 
-def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str = ",") -> Draft:
+def _coordinates(
+    frame: pd.DataFrame, lat: Hashable, lon: Hashable
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """The pair as numbers, and the rows with a real location (not missing, not (0, 0))."""
+    lats = pd.to_numeric(frame[lat], errors="coerce").to_numpy(dtype=np.float64)
+    lons = pd.to_numeric(frame[lon], errors="coerce").to_numpy(dtype=np.float64)
+    ok = np.isfinite(lats) & np.isfinite(lons) & ((lats != 0) | (lons != 0))
+    return lats, lons, ok
+
+
+def _centre(lats: npt.NDArray[np.float64], lons: npt.NDArray[np.float64]) -> list[float]:
+    """The median point, on the circle for longitudes, rounded to 0.1 degree."""
+    if not lats.size:
+        return [0.0, 0.0]
+    # Points around the antimeridian (or in 0-360) are centred among them, in [-180, 180).
+    lon0 = float(wrap_longitudes(np.array([round(longitude_centre(lons), 1)]))[0])
+    return [round(float(np.median(lats)), 1), lon0]
+
+
+def _spread(frame: pd.DataFrame, lat: Hashable, lon: Hashable) -> float:
+    """The share of real locations beyond the region a projection at their centre holds."""
+    from veil.geo.projection import projection_at
+
+    lats, lons, ok = _coordinates(frame, lat, lon)
+    if not ok.any():
+        return 0.0
+    centre = _centre(lats[ok], lons[ok])
+    far, _ = projection_at(centre[0], centre[1]).outside(lats[ok], lons[ok])
+    return float(np.mean(far))
+
+
+def text_columns(text: pd.DataFrame) -> list[str]:
+    """The columns of a table read as text whose digit codes start with a 0 in some row.
+
+    Read as numbers, ``"02139"`` would become 2139: a plan lists these columns in
+    ``input.text_columns``.
+
+    Parameters
+    ----------
+    text : pandas.DataFrame
+        The table with every column read as text (not modified).
+
+    Returns
+    -------
+    list of str
+    """
+    return [str(name) for name in text.columns if _zero_padded(text[name])]
+
+
+def draft_plan(
+    frame: pd.DataFrame,
+    source: str | os.PathLike[str],
+    *,
+    sep: str = ",",
+    text: Sequence[str] = (),
+) -> Draft:
     """Draft a plan for ``frame``, read from ``source`` (written into the plan as given).
 
     Parameters
@@ -213,16 +295,38 @@ def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str 
         The input file as the plan should name it (relative to the plan's folder).
     sep : str, default ","
         The CSV separator to write into the plan.
+    text : sequence of str
+        Columns the plan must read as text (``input.text_columns``), as
+        :func:`text_columns` finds them.
 
     Returns
     -------
     Draft
+
+    Raises
+    ------
+    veil.errors.ColumnError
+        If a column name holds a line break or another control character (a plan names
+        each column on one line): rename it in the file.
     """
+    for name in frame.columns:
+        if _CONTROL.search(str(name)):
+            raise ColumnError(
+                f"column {str(name)!r}: its name holds a line break or another control "
+                "character; rename it in the file (a plan names each column on one line)"
+            )
     roles = suggest_roles(frame)
-    located = {c for pair in roles.locations for c in pair}
+    # A pair spread wider than one local projection holds (earthquakes over an ocean)
+    # cannot be masked in metres without dropping most records: both coordinates are
+    # generalized with the other quasi-identifiers instead.
+    spread = {pair: _spread(frame, *pair) for pair in roles.locations}
+    masked = [pair for pair, share in spread.items() if share <= _MAX_SPREAD]
+    located = {c for pair in masked for c in pair}
     input_spec: dict[str, Any] = {"path": os.fspath(Path(source))}
     if sep != ",":
         input_spec["sep"] = sep
+    if text:
+        input_spec["text_columns"] = [str(c) for c in text]
     columns: dict[str, Any] = {}
     comments: dict[str, str] = {}
     hierarchies: dict[str, Any] = {}
@@ -231,12 +335,20 @@ def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str 
             continue
         name = str(role.column)
         spec, comment, hierarchy = _column(role.column, frame[role.column], role)
+        if role.kind in ("latitude", "longitude"):
+            words = _hierarchy(frame[role.column], role)[1]
+            comment = (
+                f"{role.kind}: {role.reason}. The points spread wider than a local projection "
+                "in metres holds (400 km from their centre), so a location mask would drop "
+                "most records: generalized by the anonymization instead "
+                f"({words}); or split the table by region and mask each part"
+            )
         columns[name], comments[f"columns.{name}"] = spec, comment
         if hierarchy is not None:
             hierarchies[name] = hierarchy
     plan: dict[str, Any] = {"version": 1, "name": Path(source).stem, "input": input_spec}
     plan["columns"] = columns
-    locations = [_location(frame, lat, lon) for lat, lon in roles.locations]
+    locations = [_location(frame, lat, lon) for lat, lon in masked]
     if locations:
         plan["locations"] = [spec for spec, _ in locations]
         for i, (_, comment) in enumerate(locations):
@@ -245,8 +357,7 @@ def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str 
         plan["anonymization"] = _anonymization(frame, roles, hierarchies)
         comments["anonymization"] = (
             f"every released combination of {', '.join(hierarchies)} holds at least {_K} "
-            f"records; up to {_SUPPRESSION:.0%} of the records may be suppressed. Riskiest "
-            f"combinations now: {_riskiest(roles)}"
+            f"records; up to {_SUPPRESSION:.0%} of the records may be suppressed"
         )
     spent = round(_GEO_EPSILON * len(locations), 12)
     plan["budget"] = {"ldp": {"epsilon": 1.0}}
@@ -258,7 +369,7 @@ def draft_plan(frame: pd.DataFrame, source: str | os.PathLike[str], *, sep: str 
         "of one record add up)"
     )
     plan["output"] = {"format": "csv"}
-    return Draft(plan, comments, roles)
+    return Draft(plan, comments, roles, _notes(roles))
 
 
 def _anonymization(
@@ -277,8 +388,15 @@ def _anonymization(
     }
 
 
-def _riskiest(roles: RoleSuggestions) -> str:
+def _notes(roles: RoleSuggestions) -> list[str]:
+    """The figures behind the suggestions that no column's evidence holds."""
+    notes = []
     top = roles.combinations.head(3)
-    if top.empty:
-        return "none scanned"
-    return "; ".join(f"{name} singles out {rate:.1%}" for name, rate in top["unique_rate"].items())
+    if not top.empty:
+        notes.append(
+            "riskiest quasi-identifier combinations now: "
+            + "; ".join(
+                f"{name} singles out {rate:.1%}" for name, rate in top["unique_rate"].items()
+            )
+        )
+    return notes

@@ -21,6 +21,7 @@ from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DataTypeError, ParameterError
@@ -40,8 +41,25 @@ _QI_WORDS = {
     "job", "profession", "country", "nationality", "native", "region", "province", "state",
     "county", "city", "town", "municipality", "district", "neighbourhood", "neighborhood",
     "religion", "workclass", "residence", "relationship", "language", "height", "weight",
-    "teacher", "school", "class", "grade_level", "department", "employer",
+    "teacher", "school", "class", "grade_level", "department", "employer", "jobclass",
+    "year",
 }  # fmt: skip
+# Words of sensitive attributes: a column named so is not suggested as a quasi-identifier
+# even when it has few levels.
+_SENSITIVE_WORDS = {
+    "health", "disease", "diagnosis", "illness", "condition", "stroke", "cancer", "hiv",
+    "diabetes", "hypertension", "heart", "glucose", "bmi", "blood", "medical", "medication",
+    "drug", "smoking", "alcohol", "pregnant", "disability", "insurance", "ins", "income",
+    "salary", "wage", "logwage", "earnings", "debt", "credit", "loan", "tax", "crime",
+    "offence", "offense", "conviction", "score", "sexual", "orientation",
+    "vote", "party",
+}  # fmt: skip
+# A column with at most this many levels is a quasi-identifier candidate: an attacker can
+# know a fact of few levels (marital status, job class), rarely an exact measurement.
+_FEW_LEVELS = 12
+# Whole numbers in this range with at most _YEAR_LEVELS levels are years.
+_YEARS = (1900.0, 2100.0)
+_YEAR_LEVELS = 60
 _LAT_WORDS = {"lat", "latitude"}
 _LON_WORDS = {"lon", "lng", "long", "longitude"}
 _DATE_WORDS = {"date", "datetime", "time", "timestamp", "day", "dt"}
@@ -68,7 +86,11 @@ class ColumnRole:
         ``identifier``, ``free-text``, ``latitude``, ``longitude``, ``date``,
         ``quasi-identifier`` or ``sensitive``.
     reason : str
-        Why, in a few words, with the figure behind it.
+        Why, in a few words. It holds no figure measured on the records, so a plan may
+        quote it.
+    evidence : str
+        The figures behind the reason, measured on the raw records ("" when the name
+        alone decides): for the custodian, never for a file that may be published.
     distinct : int
         Distinct values (missing counted as one).
     uniqueness : float
@@ -81,6 +103,7 @@ class ColumnRole:
     role: Literal["identifier", "quasi_identifier", "sensitive"]
     kind: Kind
     reason: str
+    evidence: str
     distinct: int
     uniqueness: float
     numeric: bool
@@ -119,14 +142,35 @@ def _words(name: Hashable) -> set[str]:
     return {w for w in re.split(r"[\s_\-./]+", text.lower()) if w}
 
 
+def _named(words: set[str], vocabulary: set[str]) -> str | None:
+    """The first vocabulary word a name holds, whole or short of one letter (``maritl``
+    for ``marital``), else None."""
+    for word in sorted(words):
+        for known in sorted(vocabulary):
+            if word == known or (len(word) >= 6 and _one_letter_short(word, known)):
+                return known
+    return None
+
+
+def _one_letter_short(word: str, known: str) -> bool:
+    """Whether ``word`` is ``known`` with one letter left out."""
+    if len(known) != len(word) + 1:
+        return False
+    return any(known[:i] + known[i + 1 :] == word for i in range(len(known)))
+
+
 def _uniqueness(series: pd.Series) -> tuple[int, float]:
     counts = series.value_counts(dropna=False)
     return len(counts), float(counts[counts == 1].sum() / max(len(series), 1))
 
 
-def _in_range(series: pd.Series, bound: float) -> bool:
-    values = pd.to_numeric(series, errors="coerce").dropna()
-    return bool(len(values)) and bool(values.abs().max() <= bound) and values.nunique() > 1
+def _numbers(series: pd.Series) -> npt.NDArray[np.float64]:
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(values[np.isfinite(values)], dtype=np.float64)
+
+
+def _within(values: npt.NDArray[np.float64], low: float, high: float) -> bool:
+    return bool(values.size) and bool(values.min() >= low and values.max() <= high)
 
 
 def _is_date(series: pd.Series, words: set[str]) -> bool:
@@ -139,7 +183,7 @@ def _is_date(series: pd.Series, words: set[str]) -> bool:
     return bool(len(sample)) and float(parsed.notna().mean()) >= 0.95
 
 
-def _free_text(series: pd.Series, pii: float | None) -> str | None:
+def _free_text(series: pd.Series, pii: float | None) -> tuple[str, str] | None:
     if not _is_text(series):
         return None
     text = series.dropna().astype(str)
@@ -148,9 +192,12 @@ def _free_text(series: pd.Series, pii: float | None) -> str | None:
     mean_length = float(text.str.len().mean())
     spaced = float(text.str.contains(" ", regex=False).mean())
     if pii is not None and pii > 0:
-        return f"{pii:.0%} of rows hold personal data (e-mail, phone, card, IBAN, IP)"
+        return (
+            "rows hold personal data (e-mail, phone, card, IBAN, IP)",
+            f"{pii:.0%} of rows hold personal data",
+        )
     if mean_length >= _TEXT_LENGTH and spaced >= 0.5:
-        return f"free text (mean {mean_length:.0f} characters)"
+        return "free text", f"mean {mean_length:.0f} characters"
     return None
 
 
@@ -170,34 +217,117 @@ def _person_column(series: pd.Series, words: set[str]) -> float | None:
     return None
 
 
+def _coordinate(words: set[str], values: npt.NDArray[np.float64]) -> tuple[Kind, str, str] | None:
+    """A latitude or longitude, by its name and its range (longitudes in -180..180 or
+    0..360)."""
+    if values.size == 0 or np.unique(values).size < 2:
+        return None
+    span = f"values from {values.min():g} to {values.max():g}"
+    if words & _LAT_WORDS and _within(values, -90.0, 90.0):
+        return "latitude", "named a latitude, values within +-90 degrees", span
+    if words & _LON_WORDS and _within(values, -180.0, 180.0):
+        return "longitude", "named a longitude, values within +-180 degrees", span
+    if words & _LON_WORDS and _within(values, 0.0, 360.0):
+        return (
+            "longitude",
+            "named a longitude, values in 0-360 degrees (east of Greenwich)",
+            span,
+        )
+    return None
+
+
+def _by_values(series: pd.Series, words: set[str], numeric: bool) -> tuple[Kind, str, str] | None:
+    """A quasi-identifier or sensitive attribute told by the column's values."""
+    values = series.dropna()
+    levels = int(values.nunique())
+    if levels < 2:
+        return "sensitive", "one value only: it tells nothing apart", f"{levels} distinct value"
+    evidence = f"{levels} distinct values"
+    sensitive = _named(words, _SENSITIVE_WORDS)
+    if numeric:
+        numbers = _numbers(series)
+        whole = bool(np.all(numbers == np.round(numbers)))
+        if whole and levels <= _YEAR_LEVELS and _within(numbers, _YEARS[0], _YEARS[1]):
+            return (
+                "quasi-identifier",
+                "whole numbers within 1900-2100 with few levels: years, which an attacker may know",
+                evidence,
+            )
+        if sensitive is not None:
+            return "sensitive", f"named like a sensitive attribute ({sensitive!r})", evidence
+        if whole and levels <= _FEW_LEVELS:
+            return (
+                "quasi-identifier",
+                "a code with few levels: a fact an attacker may know",
+                evidence,
+            )
+        if whole:
+            return "sensitive", "whole numbers with many levels, not a known fact", evidence
+        return (
+            "sensitive",
+            "a measurement with many values (an attacker rarely knows it exactly)",
+            evidence,
+        )
+    if sensitive is not None:
+        return "sensitive", f"named like a sensitive attribute ({sensitive!r})", evidence
+    if levels <= _FEW_LEVELS:
+        return (
+            "quasi-identifier",
+            "a category with few levels: a fact an attacker may know",
+            evidence,
+        )
+    return None
+
+
 def _classify(
     name: Hashable, series: pd.Series, sample: pd.Series, pii: float | None
-) -> tuple[Kind, str]:
+) -> tuple[Kind, str, str]:
+    """The column's kind, why (in words, no figure), and the figures behind it."""
     words = _words(name)
     numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
         series.dtype
     )
     if _is_date(sample, words):
-        return "date", "dates (an attacker may know when an event happened)"
+        return "date", "dates (an attacker may know when an event happened)", ""
     share = _identifier(series, name)
     if share is None:
         share = _person_column(series, words)
     if share is not None:
-        return "identifier", f"{share:.0%} of the values are distinct, or the name says so"
+        return (
+            "identifier",
+            "nearly every value is distinct (a record key), or the name says so",
+            f"{share:.0%} of the values are distinct",
+        )
     address = _address_share(sample, name)
     if address is not None:
-        return "identifier", f"an address ({address:.0%} of rows look like one)"
+        return "identifier", "an address", f"{address:.0%} of rows look like one"
     text = _free_text(sample, pii)
     if text is not None:
-        return "free-text", text
-    if numeric and words & _LAT_WORDS and _in_range(series, 90):
-        return "latitude", "named a latitude, values within +-90 degrees"
-    if numeric and words & _LON_WORDS and _in_range(series, 180):
-        return "longitude", "named a longitude, values within +-180 degrees"
-    if words & _QI_WORDS:
-        known = sorted(words & _QI_WORDS)[0]
-        return "quasi-identifier", f"named like a known fact ({known!r})"
-    return "sensitive", "not recognised as an identifier or a known fact: sensitive by default"
+        return "free-text", text[0], text[1]
+    if _is_text(series) and _zero_padded(series):
+        return (
+            "quasi-identifier",
+            "digit codes with leading zeros (postcodes, area codes): read as text",
+            "",
+        )
+    coordinate = _coordinate(words, _numbers(series)) if numeric else None
+    if coordinate is not None:
+        return coordinate
+    known = _named(words, _QI_WORDS)
+    if known is not None:
+        return "quasi-identifier", f"named like a known fact ({known!r})", ""
+    found = _by_values(series, words, numeric)
+    if found is not None:
+        return found
+    return "sensitive", "many distinct values, not recognised as a known fact", ""
+
+
+def _zero_padded(series: pd.Series) -> bool:
+    """Text digit codes some of which start with 0 (a number would lose the zero)."""
+    text = series.dropna().astype(str)
+    if not len(text) or not bool(text.str.fullmatch(r"\d{2,}").all()):
+        return False
+    return bool(text.str.startswith("0").any())
 
 
 def _pairs(columns: list[ColumnRole]) -> list[tuple[Hashable, Hashable]]:
@@ -258,7 +388,7 @@ def suggest_roles(
     columns: list[ColumnRole] = []
     for name in df.columns:
         series = df[name]
-        kind, reason = _classify(name, series, sample[name], pii.get(name))
+        kind, reason, evidence = _classify(name, series, sample[name], pii.get(name))
         distinct, uniqueness = _uniqueness(series)
         role: Literal["identifier", "quasi_identifier", "sensitive"] = (
             "identifier"
@@ -268,7 +398,9 @@ def suggest_roles(
             else "quasi_identifier"
         )
         numeric = bool(pd.api.types.is_numeric_dtype(series.dtype))
-        columns.append(ColumnRole(name, role, kind, reason, distinct, uniqueness, numeric))
+        columns.append(
+            ColumnRole(name, role, kind, reason, evidence, distinct, uniqueness, numeric)
+        )
     qis = [c.column for c in columns if c.kind in ("quasi-identifier", "date")]
     combinations = _combinations(df, qis, scan_size, time_limit)
     return RoleSuggestions(tuple(columns), tuple(_pairs(columns)), combinations)
