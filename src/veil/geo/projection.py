@@ -454,13 +454,23 @@ def _utm_central_meridian(crs: str) -> float:
     return -183.0 + 6.0 * zone
 
 
-def check_coordinates(lat: np.ndarray, lon: np.ndarray, lat_name: str, lon_name: str) -> None:
-    """Refuse missing or out-of-range coordinates, naming the column and the values."""
+def check_coordinates(
+    lat: np.ndarray, lon: np.ndarray, lat_name: str, lon_name: str, *, east: bool = True
+) -> None:
+    """Refuse missing or out-of-range coordinates, naming the column and the values.
+
+    With ``east`` (the default, for data columns) longitudes may follow either
+    convention, -180..180 or 0..360 (east of Greenwich, as seismic and climate tables
+    give them): the projections measure longitude offsets on the circle, and masked
+    points come back in [-180, 180). Without it (a centre) only -180..180 is accepted.
+    """
     for name, values, limit in ((lat_name, lat, 90.0), (lon_name, lon, 180.0)):
         # Two reductions when all is well (NaN makes both comparisons false); the
         # checks below name the fault.
         if values.size == 0 or (values.min() >= -limit and values.max() <= limit):
             continue
+        if east and name == lon_name and values.min() >= 0.0 and values.max() <= 360.0:
+            continue  # the 0-360 convention
         bad = ~np.isfinite(values)
         if bad.any():
             raise DomainError(
@@ -469,8 +479,13 @@ def check_coordinates(lat: np.ndarray, lon: np.ndarray, lat_name: str, lon_name:
             )
         outside = np.abs(values) > limit
         if outside.any():
+            allowed = (
+                "[-180, 180], or [0, 360] for every value of the column"
+                if east and name == lon_name
+                else f"[-{limit:g}, {limit:g}]"
+            )
             raise DomainError(
-                f"column {name!r}: must lie in [-{limit:g}, {limit:g}], got "
+                f"column {name!r}: must lie in {allowed}, got "
                 f"{values[outside][:5].tolist()} ({int(outside.sum())} rows)"
             )
 
@@ -580,6 +595,7 @@ def projection_at(
         np.array([centre_lon], dtype=np.float64),
         "centre_lat",
         "centre_lon",
+        east=False,
     )
     lat0, lon0 = float(centre_lat), float(centre_lon)
     if method == "utm":
