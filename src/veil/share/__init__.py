@@ -7,9 +7,10 @@ PIF refinement of Q, PIF_thresh, and the absolute guard on the exactly released 
 search (:func:`optimshare_search`, :mod:`veil.share.search`) fits one DP model per pair,
 merges synthetic S with the exact Q, scores every candidate by utility
 (:mod:`veil.share.utility`) and residual linkage (:mod:`veil.share.linkage`) and selects
-one, by the paper's argmax or privately (:mod:`veil.share.selection`); :func:`optimshare`
-runs the three steps in order, :mod:`veil.share.plots` draws the paper's Fig. 7 and
-Table 2, and :func:`review_share` measures a release for its custodian's report.
+one, by the paper's argmax or privately (:mod:`veil.share.selection`, on the counts of
+:mod:`veil.share.scores`); :func:`optimshare` runs the three steps in order,
+:mod:`veil.share.plots` draws the paper's Fig. 7 and Table 2, and :func:`review_share`
+measures a release for its custodian's report.
 """
 
 from veil.share.budget import fuzzy_pair_bound, search_cost_bound
@@ -35,6 +36,7 @@ from veil.share.requirements import (
 )
 from veil.share.result import ShareResult
 from veil.share.review import public_bins, review_share
+from veil.share.scores import CandidateScorer, Scores
 from veil.share.search import DEFAULT_SYNTHESIZER_SETTINGS, Cancellable, optimshare_search
 from veil.share.selection import (
     NoCandidateError,
@@ -47,7 +49,7 @@ from veil.share.utility import (
     UtilityReference,
     candidate_correct,
     fold_predictions,
-    stratified_folds,
+    record_folds,
     utility_loss,
 )
 
@@ -57,10 +59,12 @@ __all__ = [
     "FIS_SIGMA",
     "BudgetPairs",
     "Cancellable",
+    "CandidateScorer",
     "FuzzySurface",
     "MergePlan",
     "NoCandidateError",
     "QGuard",
+    "Scores",
     "ShareRequirements",
     "ShareResult",
     "UtilityReference",
@@ -84,10 +88,10 @@ __all__ = [
     "plan_merge",
     "public_bins",
     "random_stopping_epsilon",
+    "record_folds",
     "record_vectors",
     "review_share",
     "search_cost_bound",
     "similarity_groups",
-    "stratified_folds",
     "utility_loss",
 ]

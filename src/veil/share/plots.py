@@ -195,7 +195,7 @@ def comparison_table(
         The classifier's features (default: every column of ``original`` in the domain
         but the label).
     folds : int, default 5
-        Stratified folds (from ``rng``) shared by every classifier.
+        Folds (from ``rng``, :func:`veil.share.record_folds`) shared by every classifier.
     rng : None, int or numpy.random.Generator
         Randomness of the folds, see :mod:`veil.rng`.
 

@@ -15,29 +15,41 @@ scored on the original records:
 Two selection rules (``selection=``):
 
 * ``"paper"``: the candidate of highest ``e`` among those with ``e >= E^T``. This is not
-  a private selection: it reads the original through U_l and P_N, so what is released
-  depends on every fit, and its cost is the composition of every fit
-  (:func:`~veil.share.compose_fits`).
+  a private selection: the argmax reads the raw records through U_l and P_N, so which
+  candidate is released is not covered by any stated bound. The cost the result states
+  (:func:`~veil.share.compose_fits`) is what publishing every fitted model would cost;
+  the choice among them is a listed leak.
 * ``"private"``: Papernot-Steinke random stopping. ``K`` runs, ``K`` geometric with mean
   ``1 / stop_probability`` (drawn from :mod:`veil.rng` before any data is read); each
   run fits a fresh model at a pair drawn uniformly, draws ``t`` instances and scores
   each with noisy counts (discrete Gaussian noise of ``score_noise`` records on the
   correct-prediction count and on the linkable count); the best noisy ``e`` is
-  released if it reaches ``E^T``. The counts have sensitivity 1 when one record's S
-  changes and the released Q does not (the candidate fixed); ``U_o`` is a public
-  ``reference_accuracy`` (default 1) since the original's accuracy is not private.
-  Its cost (:func:`~veil.share.random_stopping_epsilon`) is stated for that neighbour
-  relation: one record's S changed, Q (published exactly) the same, each fit's ρ
-  multiplied by 4 (zCDP group privacy for a change of one record, which is a removal
-  and an addition).
+  released if it reaches ``E^T``. ``U_o`` is a public ``reference_accuracy`` (default
+  1) since the original's accuracy is not private. Its cost
+  (:func:`~veil.share.random_stopping_epsilon`) is stated for the neighbour relation
+  "one record's S changed, its released Q the same", each fit's ρ multiplied by 4
+  (zCDP group privacy for a change of one record, which is a removal and an addition).
+
+  Why each count has sensitivity 1 under that relation: given the fitted model and
+  the generator, the candidate is fixed (its Q is the records' exact Q, the same on
+  both tables, and its S is drawn from the model given that Q); the folds are a
+  permutation of the record indices (:func:`~veil.share.record_folds`), the same on
+  both tables. The correct-prediction count is then a sum over records of a 0/1 term
+  in which only the changed record's own term reads its values
+  (:mod:`veil.share.utility`); the linkable count likewise, since the similarity groups
+  are the records' Q and a record's term compares its own original S with the fixed
+  candidate rows of its group (:mod:`veil.share.linkage`). The model's dependence on
+  the records is what the fits' ρ pays for. A change of Q is outside the relation: Q
+  is published exactly, so nothing can be stated for it.
 
 If no candidate reaches ``E^T``, nothing is released: :class:`~veil.share.NoCandidateError`
 names ``E^T`` and the best ``e`` found.
 
-Guarantee, in one sentence: the synthetic S of the released table is post-processing of
-DP models whose composed cost the result states; the exact Q is not covered by any DP
-guarantee, the leaks the result lists are not covered either, and the paper's Theorem
-3.2 is not claimed.
+Guarantee, in one sentence: under the private selection, the synthetic S of the released
+table costs what the result states; under the paper's argmax, the result states what
+the fitted models cost and the choice among them is a leak no bound covers; the exact Q
+is not covered by any DP guarantee, the leaks the result lists are not covered either,
+and the paper's Theorem 3.2 is not claimed.
 """
 
 from __future__ import annotations
@@ -56,11 +68,11 @@ from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.mechanisms import PrivacyCost, sample_discrete_gaussian
 from veil.mechanisms._validation import check_delta, check_epsilon
 from veil.rng import RngLike, resolve_rng, spawn
-from veil.share.encoding import record_vectors
 from veil.share.fuzzy import BudgetPairs
-from veil.share.linkage import linkable_records, normalized_leak, similarity_groups
+from veil.share.linkage import normalized_leak
 from veil.share.merge import Groups, Merge, MergePlan, merged_instance, plan_merge
 from veil.share.result import Selection, ShareResult
+from veil.share.scores import CandidateScorer, Scores
 from veil.share.selection import (
     NoCandidateError,
     compose_fits,
@@ -68,7 +80,7 @@ from veil.share.selection import (
     geometric_runs,
     random_stopping_epsilon,
 )
-from veil.share.utility import UtilityReference, candidate_correct, utility_loss
+from veil.share.utility import utility_loss
 from veil.synth import (
     NumericColumn,
     Synthesizer,
@@ -338,10 +350,7 @@ class _Context:
     settings: _Settings
     data: pd.DataFrame
     plan: MergePlan
-    reference: UtilityReference
-    features: tuple[str, ...]
-    original_s: Any
-    groups: Any
+    scorer: CandidateScorer
     raw_bounds: dict[str, tuple[float, float]]
     progress: Progress | None
     cancel: Cancellable | None
@@ -356,14 +365,13 @@ class _Context:
         self.done += 1
 
 
-def _label_codes(data: pd.DataFrame, domain: TableDomain, label: str) -> Any:
+def _check_label(data: pd.DataFrame, domain: TableDomain, label: str) -> None:
     codes = domain.encode(data, [label])[label]
     if np.unique(codes).size < 2:
         raise ParameterError(
             f"label: {label!r} takes a single value in the data; a classification utility "
             "needs at least two classes"
         )
-    return codes
 
 
 def _context(
@@ -375,17 +383,14 @@ def _context(
 ) -> _Context:
     released = [*st.q, *st.s]
     st.domain.encode(data, released)  # every value within its public domain, or an error
-    labels = _label_codes(data, st.domain, st.label)
-    features = tuple(c for c in released if c != st.label)
-    if not features:
-        raise ParameterError("q, s: the label is the only released column; nothing to classify by")
+    _check_label(data, st.domain, st.label)
     if st.folds > len(data):
         raise ParameterError(f"folds: must be at most the {len(data)} records, got {st.folds}")
     fold_rng, merge_rng = spawn(rng, 2)
-    reference = UtilityReference.build(
-        record_vectors(data, st.domain, features), labels, st.folds, fold_rng
+    scorer = CandidateScorer.build(
+        data, st.domain, q=st.q, s=st.s, label=st.label, folds=st.folds, rng=fold_rng
     )
-    if reference.correct == 0 and st.selection == "paper":
+    if scorer.reference.correct == 0 and st.selection == "paper":
         raise ParameterError(
             "label: GaussianNB classifies no original record correctly (U_o = 0), so the "
             "utility loss cannot be normalized"
@@ -411,10 +416,7 @@ def _context(
         st,
         data,
         plan,
-        reference,
-        features,
-        record_vectors(data, st.domain, st.s),
-        similarity_groups(data, st.q),
+        scorer,
         raw_bounds,
         progress,
         cancel,
@@ -442,29 +444,13 @@ def _rescaled(ctx: _Context, candidate: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@dataclass(frozen=True)
-class _Score:
-    correct: int
-    linkable: int
-
-
-def _score(ctx: _Context, candidate: pd.DataFrame) -> _Score:
-    st = ctx.settings
-    features = record_vectors(candidate, st.domain, ctx.features)
-    labels = st.domain.encode(candidate, [st.label])[st.label]
-    correct = candidate_correct(ctx.reference, features, labels)
-    perturbed = record_vectors(candidate, st.domain, st.s)
-    linkable = int(np.count_nonzero(linkable_records(ctx.original_s, perturbed, ctx.groups)))
-    return _Score(correct, linkable)
-
-
 def _row(
-    ctx: _Context, pair: int, instance: int, score: _Score, noisy: bool, times: tuple[float, ...]
+    ctx: _Context, pair: int, instance: int, score: Scores, noisy: bool, times: tuple[float, ...]
 ) -> dict[str, Any]:
     st = ctx.settings
     n = len(ctx.data)
     eps, delta = st.pairs[pair]
-    u_o = st.reference_accuracy if noisy else ctx.reference.accuracy
+    u_o = st.reference_accuracy if noisy else ctx.scorer.reference.accuracy
     u_p = min(max(score.correct / n, 0.0), 1.0)
     link = min(max(score.linkable / n, 0.0), 1.0)
     u_l = utility_loss(u_o, u_p)
@@ -525,10 +511,10 @@ def _instances(
         started = time.perf_counter()
         candidate = _rescaled(ctx, merged_instance(ctx.plan, model, ctx.data, st.q, st.s, stream))
         sampled = time.perf_counter()
-        score = _score(ctx, candidate)
+        score = ctx.scorer.score(candidate)
         if noise is not None:
             shifts = sample_discrete_gaussian(st.score_noise, 2, noise)
-            score = _Score(score.correct + int(shifts[0]), score.linkable + int(shifts[1]))
+            score = Scores(score.correct + int(shifts[0]), score.linkable + int(shifts[1]))
         row = _row(
             ctx,
             pair,
@@ -635,8 +621,9 @@ def _readings(st: _Settings, ctx: _Context) -> dict[str, str]:
         if st.rescale == "public"
         else "the paper's min-max rescaling of each numeric S column onto the raw minimum "
         "and maximum (a leak)",
-        "utility": f"U_o: GaussianNB cross-validated on the original ({st.folds} stratified "
-        "folds from veil.rng, pooled accuracy); U_p: GaussianNB trained on the candidate's "
+        "utility": f"U_o: GaussianNB cross-validated on the original ({st.folds} folds: a "
+        "random permutation from veil.rng dealt round-robin, independent of every record "
+        "value; pooled accuracy); U_p: GaussianNB trained on the candidate's "
         "rows of the training folds, tested on the held-out original folds; "
         "U_l = clip((U_o - U_p) / U_o, 0, 1); features one-hot / public-bound scaled",
         "linkage": "similarity groups: records with identical released Q; a record is "
@@ -650,7 +637,8 @@ def _readings(st: _Settings, ctx: _Context) -> dict[str, str]:
     if st.selection == "paper":
         readings["selection"] = (
             "the paper's argmax of e over every qualifying candidate: not private (it reads "
-            "the original); its cost is the composition of every fit"
+            "the raw records), so no stated bound covers the choice; the stated cost is the "
+            "composition of every fit, what publishing every fitted model would cost"
         )
     else:
         readings["selection"] = (
@@ -668,22 +656,34 @@ def _leaks(st: _Settings, ctx: _Context, model: SynthModel) -> tuple[str, ...]:
         leaks.append(f"rescale='data': {c}: raw bounds [{lo:g}, {hi:g}] read from the records")
     if st.selection == "paper":
         leaks.append(
-            "selection='paper': the released candidate was chosen by U_l and P_N measured on "
-            "the raw records (covered only by the composition of every fit)"
+            "selection='paper': the argmax chose the released candidate by U_l and P_N "
+            "measured on the raw records; no stated bound covers that choice (the composed "
+            "cost covers the fitted models, not a choice among them made on the records)"
         )
     return tuple(dict.fromkeys(leaks))
 
 
 def _guarantee(st: _Settings, cost: PrivacyCost) -> str:
+    if st.selection == "paper":
+        covered = (
+            f"S ({', '.join(st.s)}) is drawn from differentially private models; publishing "
+            f"every model the search fitted would cost epsilon = {cost.epsilon:.6g}, delta = "
+            f"{cost.delta:.3g} ({cost.mechanism}; notion dp-synthetic, per dataset), but the "
+            "paper's argmax chose among them on the raw records, so no stated bound covers "
+            "the released table."
+        )
+    else:
+        covered = (
+            f"S ({', '.join(st.s)}) is drawn from differentially private models: releasing "
+            f"this table costs epsilon = {cost.epsilon:.6g}, delta = {cost.delta:.3g} "
+            f"({cost.mechanism}; notion dp-synthetic, per dataset)."
+        )
     return (
-        f"S ({', '.join(st.s)}) is drawn from differentially private models: releasing this "
-        f"table costs epsilon = {cost.epsilon:.6g}, delta = {cost.delta:.3g} "
-        f"({cost.mechanism}; notion dp-synthetic, per dataset). Q ({', '.join(st.q)}) is "
-        "released exactly and is NOT covered by any DP guarantee: it shows each record's "
-        "presence and Q values. The data-dependent choices listed as leaks are not covered "
-        "either. The OptimShare paper's Theorem 3.2 (the framework satisfies epsilon-DP "
-        "through its residual-linkage bound) is not claimed: veil states only the "
-        "accounted costs of its DP models."
+        f"{covered} Q ({', '.join(st.q)}) is released exactly and is NOT covered by any DP "
+        "guarantee: it shows each record's presence and Q values. The data-dependent "
+        "choices listed as leaks are not covered either. The OptimShare paper's Theorem 3.2 "
+        "(the framework satisfies epsilon-DP through its residual-linkage bound) is not "
+        "claimed: veil states only the accounted costs of its DP models."
     )
 
 
@@ -716,9 +716,11 @@ def optimshare_search(
 ) -> ShareResult:
     """Search OptimShare's candidates and return the one to release (see the module notes).
 
-    Guarantee: S is post-processing of DP models (notion ``dp-synthetic``, ε per
-    dataset) whose cost under the selection used is :attr:`ShareResult.cost`; Q is exact
-    and not covered; the listed leaks are not covered; Theorem 3.2 is not claimed.
+    Guarantee: with ``selection="private"``, the released S costs
+    :attr:`ShareResult.cost` (notion ``dp-synthetic``, ε per dataset); with ``"paper"``,
+    that cost covers the fitted models and the argmax's choice among them is a leak no
+    bound covers. Q is exact and not covered; the listed leaks are not covered; Theorem
+    3.2 is not claimed.
 
     Parameters
     ----------
@@ -755,7 +757,8 @@ def optimshare_search(
         Keep numeric S within the public bounds, or the paper's min-max onto the raw
         bounds (a listed leak).
     selection : {"paper", "private"}, default "paper"
-        The paper's argmax (cost: every fit composed) or random stopping.
+        The paper's argmax (not private: no bound covers its choice; the stated cost is
+        every fit composed) or random stopping.
     stop_probability : float, optional
         Private selection: γ, the chance of stopping after each run (default
         ``1 / len(pairs)``, so as many fits as the paper's rule on average).

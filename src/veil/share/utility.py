@@ -5,8 +5,9 @@ loss is ``U_l = (U_o - U_p) / U_o`` (Section 3.3, "Analysis of utility and
 effectiveness"), clipped to ``[0, 1]``. veil reads it as follows (each reading is
 reported by the search):
 
-* the original's records are split into ``k`` stratified folds once, with a permutation
-  drawn from :mod:`veil.rng`;
+* the original's records are split into ``k`` folds once, by a uniformly random
+  permutation drawn from :mod:`veil.rng` dealt round-robin (:func:`record_folds`): the
+  folds depend on the number of records and the generator only, never on a value;
 * ``U_o``: GaussianNB trained on the original's other folds, tested on each held-out
   fold, pooled over the folds (correct predictions / records);
 * ``U_p``: GaussianNB trained on the *candidate's* rows of the same training folds
@@ -16,6 +17,19 @@ reported by the search):
 * features are every released column but the label, encoded as in
   :mod:`veil.share.encoding` (one-hot categories, numbers scaled by their public
   bounds); the label is its public domain code.
+
+**Sensitivity of the count of correct predictions.** Let ``C`` be the candidate (the
+training table) and ``F`` the folds, both held fixed, and let the original tables ``D``
+and ``D'`` differ in one record ``i``, in any of its values (label and features). The
+count is ``Σ_j 1[h_F(j)(x_j) = y_j]``, where ``h_f`` is GaussianNB trained on the rows of
+``C`` outside fold ``f``. No ``h_f`` reads ``D``: it reads ``C`` and ``F`` only, and ``F``
+is a function of ``n`` and the generator (:func:`record_folds`), the same for ``D`` and
+``D'``. So every term but the ``i``-th is the same on both tables, and that term is 0 or
+1: the count moves by at most 1. Folds stratified on the labels break this: one label
+changed re-deals the folds, every ``h_f`` sees other rows, and the count moved by up to
+32 on a table of a few thousand records. The private selection of
+:mod:`veil.share.search` rests on this bound (its candidate is fixed when one record's
+S changes: S is drawn from the DP model given the exact Q).
 
 These are measurements of the raw data for the custodian: no privacy guarantee.
 Requires scikit-learn (``pip install 'veil[release]'``).
@@ -35,7 +49,7 @@ __all__ = [
     "UtilityReference",
     "candidate_correct",
     "fold_predictions",
-    "stratified_folds",
+    "record_folds",
     "utility_loss",
 ]
 
@@ -55,23 +69,39 @@ def _naive_bayes() -> Any:
     return GaussianNB
 
 
-def stratified_folds(labels: IntArray, k: int, rng: np.random.Generator) -> IntArray:
-    """Fold ``0..k-1`` of every record: each class dealt round-robin in a random order."""
-    n = labels.size
+def record_folds(n: int, k: int, rng: np.random.Generator) -> IntArray:
+    """Fold ``0..k-1`` of each of ``n`` records: a random permutation dealt round-robin.
+
+    The folds are a function of ``n``, ``k`` and the generator only, never of a record's
+    value, so changing one record moves no record to another fold (the module notes'
+    sensitivity argument). Every fold holds ``floor(n/k)`` or ``ceil(n/k)`` records.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    k : int
+        Number of folds, in ``[2, n]``.
+    rng : numpy.random.Generator
+        Source of the permutation (:mod:`veil.rng`).
+    """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= n:
         raise ParameterError(f"folds: must be an integer in [2, {n}] (the records), got {k!r}")
-    perm = rng.permutation(n)
-    permuted = labels[perm]
-    by_class = np.argsort(permuted, kind="stable")
-    ordered = permuted[by_class]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    first_of = np.repeat(starts, np.diff(np.r_[starts, n]))
     folds = np.empty(n, dtype=np.int64)
-    folds[perm[by_class]] = (np.arange(n) - first_of) % int(k)
+    folds[rng.permutation(n)] = np.arange(n, dtype=np.int64) % int(k)
     return folds
 
 
 def _predict(train_x: FloatArray, train_y: IntArray, test_x: FloatArray) -> IntArray:
+    """GaussianNB's classes for ``test_x``; the majority class when no feature varies.
+
+    With every training feature constant GaussianNB's variances are all 0 (its smoothing
+    is a share of the largest one) and its likelihoods undefined; the features then say
+    nothing, and the prior's choice, the most frequent training class, is returned.
+    """
+    if train_x.shape[1] == 0 or not np.any(train_x.var(axis=0) > 0):
+        majority = int(np.argmax(np.bincount(train_y)))
+        return np.full(test_x.shape[0], majority, dtype=np.int64)
     model = _naive_bayes()()
     model.fit(train_x, train_y)
     return np.asarray(model.predict(test_x), dtype=np.int64)
@@ -126,8 +156,8 @@ class UtilityReference:
     def build(
         cls, features: FloatArray, labels: IntArray, k: int, rng: np.random.Generator
     ) -> UtilityReference:
-        """Split into folds and cross-validate GaussianNB on the original."""
-        folds = stratified_folds(labels, k, rng)
+        """Split into folds (:func:`record_folds`) and cross-validate GaussianNB on the original."""
+        folds = record_folds(labels.size, k, rng)
         predicted = fold_predictions(features, labels, folds, int(k), features)
         return cls(features, labels, folds, int(k), int(np.count_nonzero(predicted == labels)))
 
