@@ -156,10 +156,11 @@ def test_the_original_as_its_own_candidate_has_no_utility_loss() -> None:
     reference = UtilityReference.build(features, labels, 5, np.random.default_rng(3))
     assert 0.5 < reference.accuracy <= 1.0
     assert candidate_correct(reference, features, labels) == reference.correct
-    # folds are stratified: each class spread within one record across the folds
-    for code in np.unique(labels):
-        counts = np.bincount(reference.folds[labels == code], minlength=5)
-        assert counts.max() - counts.min() <= 1
+    # folds are balanced and read no value: other labels, the same generator, the same folds
+    counts = np.bincount(reference.folds, minlength=5)
+    assert counts.max() - counts.min() <= 1
+    other = UtilityReference.build(features[::-1], labels[::-1], 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(other.folds, reference.folds)
 
 
 def test_the_table_applies_the_u_l_formula(paper_result: ShareResult) -> None:
@@ -268,7 +269,13 @@ def test_the_paper_selection_costs_the_composition_of_every_fit(paper_result: Sh
     assert cost.epsilon == pytest.approx(epsilon_from_rho(sum(rhos), 2e-6), rel=1e-9)
     assert cost.epsilon < sum(e for e, _ in PAIRS)  # tighter than adding the epsilons
     assert cost.delta == pytest.approx(2e-6)
-    assert any("selection='paper'" in leak for leak in paper_result.leaks)
+    # the argmax reads the raw records: its leak and the guarantee say no bound covers it,
+    # and no longer that the composition of the fits does
+    leak = next(x for x in paper_result.leaks if x.startswith("selection='paper'"))
+    assert "raw records" in leak and "no stated bound covers that choice" in leak
+    assert "covered only by" not in leak
+    assert "no stated bound covers the released table" in paper_result.guarantee
+    assert "no stated bound covers the choice" in paper_result.readings["selection"]
     assert "Theorem 3.2" in paper_result.guarantee and "not claimed" in paper_result.guarantee
     assert "NOT covered" in paper_result.guarantee
 
@@ -324,6 +331,8 @@ def test_private_selection_states_its_cost_and_scores_with_noise() -> None:
     assert result.cost.epsilon == pytest.approx(random_stopping_epsilon(rho_run, 0.5, 1e-6))
     assert "one record's S changed" in result.cost.mechanism
     assert "paper" not in result.costs
+    assert not any("selection='paper'" in leak for leak in result.leaks)
+    assert "releasing this table costs" in result.guarantee
     table = result.table
     assert st["reference_accuracy"] == 1.0
     assert table["noisy"].all() and (table["u_o"] == 1.0).all()

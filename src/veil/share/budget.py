@@ -8,7 +8,9 @@ pair's budget, and both rules below are monotone in what the fits spend.
 
 * ``selection="paper"`` (the argmax over every candidate): the composition of every
   fit, the smaller of basic composition (ε and δ add) and zCDP composition (ρ adds,
-  converted at the summed δ), as :func:`veil.share.compose_fits` composes them.
+  converted at the summed δ), as :func:`veil.share.compose_fits` composes them. It
+  covers the fitted models; the argmax's choice among them reads the raw records and
+  no bound covers it (a listed leak).
 * ``selection="private"``: Papernot and Steinke's random stopping over runs of one fit
   and its noisy scores (:func:`veil.share.random_stopping_epsilon`), as the search
   states it.
@@ -60,7 +62,8 @@ def search_cost_bound(
     pairs : sequence of (epsilon, delta)
         The search's pairs (ε per dataset, δ in (0, 1)).
     selection : {"paper", "private"}
-        The paper's argmax (every fit composed) or random stopping.
+        The paper's argmax (every fit composed; its choice is not covered) or random
+        stopping.
     instances, score_noise, stop_probability
         The search's ``t``, the noise σ on each score count and γ (default
         ``1 / len(pairs)``), for the private selection.

@@ -41,7 +41,9 @@ class ShareResult:
     chosen : dict
         The released candidate's row of ``table``.
     cost : PrivacyCost
-        What releasing ``data`` costs under the selection used.
+        Under ``selection="private"``, what releasing ``data`` costs; under ``"paper"``,
+        what publishing every fitted model costs (the argmax's choice among them, made
+        on the raw records, is a leak no bound covers).
     costs : dict of str to PrivacyCost
         ``"paper"``: the composition of every fit (only for ``selection="paper"``);
         ``"private"``: the random-stopping bound with the search's settings (what a
