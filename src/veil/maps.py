@@ -251,6 +251,9 @@ def render_privacy_map(
     y = None if lat is None else _as_coordinates(lat, "lat")
     x = None if lon is None else _as_coordinates(lon, "lon")
     _check_lengths(y_dp, {"lon_dp": x_dp, "radius_m": radius, "lat": y, "lon": x})
+    # Longitudes as one run about the released points' centre on the circle, so points
+    # on both sides of the antimeridian are drawn side by side (Leaflet takes 181).
+    x_dp, x = _unwrapped(x_dp, x)
     released = released_label.strip() or "Released"
     overlays = _overlays(
         released,
@@ -399,10 +402,29 @@ def _highlight_overlay(highlighted: dict[str, npt.NDArray[np.float64]]) -> dict[
     return {"name": "Highlighted point", "show": True, "parts": parts}
 
 
+def _unwrapped(
+    x_dp: npt.NDArray[np.float64], x: npt.NDArray[np.float64] | None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64] | None]:
+    """Both longitude arrays as one run about the released points' centre on the circle."""
+    # veil.geo draws its maps with this module: its circle helpers are imported here.
+    from veil.geo.circle import longitude_centre, unwrap_longitudes
+
+    finite = x_dp[np.isfinite(x_dp)]
+    if not finite.size:
+        return x_dp, x
+    about = longitude_centre(finite)
+    return unwrap_longitudes(x_dp, about), None if x is None else unwrap_longitudes(x, about)
+
+
 def _view(
     y_dp: npt.NDArray[np.float64], x_dp: npt.NDArray[np.float64]
 ) -> tuple[tuple[float, float], Any]:
-    """The centre and bounds of the released points (the world at (0, 0) if none)."""
+    """The centre and bounds of the released points (the world at (0, 0) if none).
+
+    ``x_dp`` is unwrapped about the points' centre on the circle (see
+    :func:`veil.geo.circle.unwrap_longitudes`), so the mean and the extent hold for
+    points around the antimeridian too.
+    """
     shown = np.isfinite(y_dp) & np.isfinite(x_dp)
     if not shown.any():
         return (0.0, 0.0), None

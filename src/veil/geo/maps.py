@@ -25,6 +25,7 @@ import pandas as pd
 from veil.atomic import write_atomic
 from veil.errors import DataTypeError, ParameterError, PrivacyWarning
 from veil.geo._frame import _column
+from veil.geo.circle import longitude_centre, unwrap_longitudes, wrap_longitudes
 from veil.geo.projection import check_coordinates, projection_at
 from veil.maps import PrivacyMap, render_privacy_map
 from veil.rng import RngLike
@@ -299,13 +300,16 @@ def _densest_centre(lat: np.ndarray, lon: np.ndarray, radius_m: float) -> tuple[
     latitude), which only has to find the busy area and works for data of any extent.
     """
     metres_per_degree = math.pi * _EARTH_RADIUS_M / 180.0
+    # Longitudes as one run about their centre on the circle: a cluster across the
+    # antimeridian is one busy area, not two at the ends of the world.
+    lon = unwrap_longitudes(lon, longitude_centre(lon))
     x = lon * metres_per_degree * math.cos(math.radians(float(np.median(lat))))
     y = lat * metres_per_degree
     side = 2.0 * radius_m
     cells = np.stack([np.floor(x / side), np.floor(y / side)], axis=1)
     _, inverse, counts = np.unique(cells, axis=0, return_inverse=True, return_counts=True)
     inside = inverse.reshape(-1) == int(np.argmax(counts))
-    return float(np.median(lat[inside])), float(np.median(lon[inside]))
+    return float(np.median(lat[inside])), float(wrap_longitudes([np.median(lon[inside])])[0])
 
 
 def _window(

@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DataTypeError
+from veil.geo.circle import longitude_centre, unwrap_longitudes
 from veil.release.report.context import _Context, _systematic
 from veil.release.report.glossary import _explained
 from veil.release.report.kinds import _is_number
@@ -69,10 +70,14 @@ def _location_figure(ctx: _Context, lat: Hashable, lon: Hashable) -> str:
     x1, y1 = _points(ctx.released, lat, lon)
     if x0.size == 0:
         return _p("The original has no complete coordinate pair.")
-    centre = (float(np.median(y0)), float(np.median(x0)))
+    centre = (float(np.median(y0)), longitude_centre(x0))
     near0 = _within_region(y0, x0, centre)
     near1 = _within_region(y1, x1, centre)
-    x0, y0, x1, y1 = x0[near0], y0[near0], x1[near1], y1[near1]
+    # Longitudes as one continuous run about the centre: points on both sides of the
+    # antimeridian are drawn side by side, not at the two edges of the world.
+    x0 = unwrap_longitudes(x0[near0], centre[1])
+    x1 = unwrap_longitudes(x1[near1], centre[1])
+    y0, y1 = y0[near0], y1[near1]
     fig = _figure(13.0, 4.4)
     axes = fig.subplots(1, 3)
     aspect = 1.0 / max(math.cos(math.radians(centre[0])), 0.01)
@@ -160,7 +165,7 @@ def _location_measures(
     complete = np.isfinite(y0) & np.isfinite(x0)
     if not complete.any():
         return _p("The original has no complete coordinate pair: linkage is not measured.")
-    centre = (float(np.median(y0[complete])), float(np.median(x0[complete])))
+    centre = (float(np.median(y0[complete])), longitude_centre(x0[complete]))
     # One local projection in metres must hold every point: far outliers are left out.
     keep = complete & _within_region(y0, x0, centre)
     # The projection only measures distances for this confidential report (nothing is
