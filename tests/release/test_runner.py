@@ -150,10 +150,15 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert set(manifest) >= MANIFEST_FIELDS
     assert manifest["confidentiality"].startswith("public")
     assert manifest["plan"]["name"] == "adult-demo"
-    assert manifest["plan_file"] == {
-        "file": "adult.yaml",
-        "sha256": hashlib.sha256((EXAMPLES / "adult.yaml").read_bytes()).hexdigest(),
-    }
+    assert manifest["format"] == "veil public manifest 2"
+    # The plan's public fields and their hash; the plan file (its comments, its folder)
+    # is the custodian's.
+    assert "plan_file" not in manifest
+    canonical = json.dumps(manifest["plan"], sort_keys=True, separators=(",", ":"))
+    assert manifest["plan_sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
+    assert "input" not in manifest["plan"] or set(manifest["plan"]["input"]) <= {
+        "dataset", "format"
+    }  # fmt: skip
     assert manifest["engine"] == "pandas"
     assert manifest["randomness"] == {"generator": "secure (AES-CTR keyed from OS entropy)"}
     age = manifest["steps"]["age"]
@@ -161,12 +166,21 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert age["role"] == "quasi_identifier"
     assert age["parameters"]["bounds"] == [16.0, 100.0]
     assert age["cost"]["epsilon"] == pytest.approx(2.0)
-    assert age["recorded"][0]["epsilon"] == pytest.approx(2.0)
+    # Every guarantee states its notion, unit and neighbouring relation.
+    by_scope = {g["scope"]: g for g in manifest["guarantees"]}
+    assert by_scope["age"]["notion"] == "ldp" and by_scope["age"]["unit"] == "record"
+    assert "one record" in by_scope["age"]["neighbouring"]
+    assert by_scope["table"]["notion"] == "syntactic"
+    assert by_scope["table"]["neighbouring"].startswith("none")
     assert manifest["totals"]["ldp"]["epsilon"] == pytest.approx(6.0)
     assert manifest["totals"]["ldp"]["delta"] == pytest.approx(1e-6)
     assert manifest["not_protected"]["columns_kept_as_is"] == ["salary-class"]
     assert manifest["not_protected"]["missingness_released_as_is"] == ["workclass", "occupation"]
-    assert manifest["anonymization"]["suppressed"] == 32561 - adult_release.rows_out
+    # The records suppressed are counted on the raw table: with the released rows they
+    # give its size, so they stay with the custodian.
+    assert "suppressed" not in manifest["anonymization"]
+    suppressed = adult_release.custodian["anonymization"]["suppressed"]
+    assert suppressed == 32561 - adult_release.rows_out
     assert set(manifest["anonymization"]["levels"]) == {
         "education", "marital-status", "race", "native-country"
     }  # fmt: skip
@@ -185,8 +199,10 @@ def test_manifest_holds_what_the_release_did(adult_release: RunResult) -> None:
     assert release["sha256"] == hashlib.sha256(data).hexdigest()
     assert manifest["outputs"]["report"].startswith("confidential")
     assert manifest["release"]["row_order"].startswith("shuffled with the CSPRNG")
-    assert set(manifest["warnings"]) == {"by_category", "text"}
-    assert "RuntimeWarning" not in manifest["warnings"]["by_category"]
+    # Which warnings fired depends on the raw records: their text and counts are the
+    # custodian's.
+    assert manifest["warnings"].startswith("in the custodian record")
+    assert "RuntimeWarning" not in {w["category"] for w in adult_release.custodian["warnings"]}
 
 
 def test_custodian_record_holds_what_stays_with_the_custodian(adult_release: RunResult) -> None:
@@ -336,8 +352,9 @@ def test_no_key_material_in_any_output(keyed: dict[str, Any], tmp_path: Path) ->
     for column in ("name", "ssn", "email"):
         assert len(manifest["steps"][column]["key_id"]) == 16
     assert manifest["steps"]["age"]["cost"]["mechanism"] == "laplace (discrete, grid step 1)"
-    assert manifest["steps"]["age"]["planned_cost"]["epsilon"] == 1.0
-    assert manifest["steps"]["ssn"]["parameters"]["key_env"] == "VEIL_TEST_FF1_KEY"
+    # The key's id is public; where the key is kept (file, variable) is not.
+    assert "key_env" not in manifest["steps"]["ssn"]["parameters"]
+    assert "VEIL_TEST_FF1_KEY" not in json.dumps(manifest)
     assert "seed" not in json.dumps(manifest["randomness"])
 
 
@@ -567,7 +584,7 @@ def test_location_example(tmp_path: Path) -> None:
     assert result.manifest["totals"]["metric"]["epsilon"] == pytest.approx(0.01)
     assert result.manifest["totals"]["ldp"]["epsilon"] == pytest.approx(3.0)
     pickup = result.manifest["steps"]["pickup_latitude, pickup_longitude"]
-    assert pickup["recorded"][0]["unit"] == "metre"
+    assert pickup["cost"]["unit"] == "metre"
     assert result.custodian_dir is not None
     assert (result.custodian_dir / "report.html").exists()
     assert not (tmp_path / "report.html").exists()
@@ -888,7 +905,9 @@ def test_ordinal_exponential_records_its_exact_channel_epsilon(tmp_path: Path) -
     }
     result = run(plan, tmp_path)
     step = result.manifest["steps"]["education"]
-    assert step["cost"]["epsilon"] == pytest.approx(step["planned_cost"]["epsilon"])
+    planned = {s.scope: s for s in result.ledger.steps}["education"].cost
+    assert planned is not None
+    assert step["cost"]["epsilon"] == pytest.approx(planned.epsilon)
     assert step["cost"]["epsilon"] < 2.0
     released = pd.read_csv(tmp_path / "release.csv")
     assert set(released["education"]) <= set(ADULT_DOMAINS["education"])
@@ -1213,7 +1232,7 @@ def test_dask_report_pairs_records_of_partitions_with_repeated_labels(tmp_path: 
         page = result.report_path.read_text(encoding="utf-8")
         ml = _section(page, "Machine-learning utility")
         assert re.search(r"accuracy (0\.\d+) (0\.\d+)", ml)
-        assert result.rows_out == 32561 - result.manifest["anonymization"]["suppressed"]
+        assert result.rows_out == 32561 - result.custodian["anonymization"]["suppressed"]
 
 
 def test_dask_parquet_release_skips_partitions_left_empty(tmp_path: Path) -> None:
@@ -1232,8 +1251,8 @@ def test_dask_parquet_release_skips_partitions_left_empty(tmp_path: Path) -> Non
     engine = DaskEngine("threads", npartitions=40, batch=4)
     on_dask = run(plan, tmp_path / "dask", rng=1, engine=engine)
     assert (
-        on_dask.manifest["anonymization"]["suppressed"]
-        == (on_pandas.manifest["anonymization"]["suppressed"])
+        on_dask.custodian["anonymization"]["suppressed"]
+        == (on_pandas.custodian["anonymization"]["suppressed"])
     )
     released = pd.read_parquet(tmp_path / "dask" / "release.parquet")
     assert len(released) == on_pandas.rows_out

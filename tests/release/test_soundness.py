@@ -23,6 +23,7 @@ import yaml
 from scipy import stats
 
 from veil.errors import PrivacyLeakWarning
+from veil.gate import PlacementError
 from veil.release import PlanError, load_plan, run
 from veil.release.engine import DaskEngine
 from veil.release.outputs import verify_release
@@ -122,7 +123,9 @@ def test_the_public_manifest_holds_nothing_computed_from_the_raw_table(tmp_path:
     manifest = result.manifest
     text = json.dumps(manifest)
     assert "private-folder" not in text  # file names only, not the custodian's folders
-    assert manifest["plan"]["input"]["path"] == "people.csv"
+    # Where the custodian keeps the input is not public, not even its file name.
+    assert manifest["plan"]["input"] == {}
+    assert "people.csv" not in text
     assert "input" not in manifest and "timings_s" not in manifest
     assert "execution" not in manifest
     # Both QIs are noised, so no attacker matches them exactly: the public risk names
@@ -215,6 +218,8 @@ def test_dask_mixes_records_across_partitions(tmp_path: Path) -> None:
     registry.to_csv(source, index=False)
     plan = _registry_plan(source, False)
     plan["columns"]["row"] = {"role": "insensitive", "treatment": "keep"}  # a tracer
+    # A unique row number singles out records: the gate refuses it unless acknowledged.
+    plan["acknowledge"] = ["row"]
     engine = DaskEngine("threads", npartitions=4)
     result = run(plan, tmp_path / "out", rng=2, engine=engine)
     released = pd.read_csv(tmp_path / "out" / "release.csv")
@@ -280,13 +285,13 @@ def test_formula_cells_are_escaped_in_the_released_csv(tmp_path: Path) -> None:
     released = pd.read_csv(io.StringIO(text), dtype=str)
     assert released["note"].tolist() == [
         '\'=HYPERLINK("http://x")',
-        "'+1",
+        "+1",  # a plain signed number is a number to a spreadsheet, never a formula
         "'-2+3",
         "'@SUM(A1)",
         "fine",
     ]
     assert released["n"].tolist() == ["-1"] * 5  # numbers stay numbers
-    assert result.manifest["release"]["cells_escaped"] == {"note": 4}
+    assert result.manifest["release"]["cells_escaped"] == {"note": 3}
     raw = run(_notes_plan(source, True), tmp_path / "raw")
     assert pd.read_csv(tmp_path / "raw" / "release.csv")["note"].iloc[0].startswith("=")
     assert "not escaped" in raw.manifest["release"]["csv_formulas"]
@@ -374,8 +379,9 @@ def test_outputs_may_not_overwrite_what_the_plan_reads(tmp_path: Path) -> None:
 def test_the_custodian_folder_may_not_be_inside_the_release_folder(tmp_path: Path) -> None:
     plan = _small_plan(tmp_path)
     plan["output"]["custodian_dir"] = str(tmp_path / "out" / "private")
-    with pytest.raises(PlanError, match="custodian record must never travel"):
+    with pytest.raises(PlacementError, match=r"output\.custodian_dir: .* inside it"):
         run(plan, tmp_path / "out", rng=1)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
 
 
 # --------------------------------------------------------------- the plan's reach

@@ -5,8 +5,8 @@ extra); ``.csv``, ``.tsv``, ``.txt`` and compressed CSV (``.csv.gz``, ``.csv.bz2
 ``.csv.xz``, ``.csv.zip``) are CSV, with ``--sep`` as the separator (default ``,``, or a
 tab for ``.tsv``). Errors name the option or argument, the file and what is allowed.
 
-Every CSV written here has its formula-like text cells escaped
-(:func:`veil.spreadsheet.escape_formulas`) unless the caller asks for raw cells; a
+Every CSV written here has its formula-like text cells and column names escaped
+(:func:`veil.gate.escape_formulas`) unless the caller asks for raw cells; a
 release and the files that go with it (a map) are built first and written last, never
 over an input file.
 """
@@ -17,7 +17,7 @@ import codecs
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +25,7 @@ import pandas as pd
 
 from veil.atomic import write_atomic
 from veil.cli.errors import CliUsageError
+from veil.gate import escape_formulas
 
 __all__ = [
     "CSV_SUFFIXES",
@@ -237,49 +238,13 @@ def check_outputs(outputs: Mapping[str, Path | None], inputs: Sequence[Path]) ->
                 )
 
 
-# A text cell that is a plain signed number (-5, +1.5e3) is a number to a spreadsheet,
-# never a formula: it is left as it is, so that a column read as text keeps its values.
-_SIGNED_NUMBER = r"^[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
-
-
 def escape_csv_cells(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Escape the text cells a spreadsheet would run as formulas (OWASP's rule).
+    """Escape the text cells and column names a spreadsheet would run as formulas.
 
-    :func:`veil.spreadsheet.escape_formulas`, except that text holding only a number
-    (``"-5"`` of a column read as text) is left as it is.
-
-    Returns
-    -------
-    escaped : pandas.DataFrame
-        ``frame`` itself when nothing needed escaping, else an escaped copy.
-    counts : dict of str to int
-        Cells escaped per column (only columns with at least one).
+    The release gate's rule (:func:`veil.gate.escape_formulas`, OWASP's): text that is
+    only a signed number (``"-5"``) is a number to a spreadsheet and is left as it is.
     """
-    from veil.spreadsheet import escape_formulas
-
-    escaped, counts = escape_formulas(frame)
-    if not counts:
-        return escaped, counts
-    kept: dict[str, int] = {}
-    restored: dict[Hashable, pd.Series] = {}
-    names: list[Hashable] = [c for c in frame.columns if str(c) in counts]
-    for name in names:
-        original = frame[name]
-        # Non-text cells give NA, hence False; every matching cell was one escaped.
-        number = original.astype(object).str.match(_SIGNED_NUMBER, na=False).astype(bool)
-        n = counts[str(name)] - int(number.sum())
-        if number.any():
-            restored[name] = escaped[name].where(~number, original.astype(object))
-        if n > 0:
-            kept[str(name)] = n
-    if not restored:
-        return escaped, kept
-    if not kept:
-        return frame, kept
-    out = escaped.copy(deep=False)
-    for name, series in restored.items():
-        out[name] = series
-    return out, kept
+    return escape_formulas(frame)
 
 
 def _write_one(

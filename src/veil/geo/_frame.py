@@ -100,6 +100,44 @@ def _resolve(projection: Any, lat: np.ndarray, lon: np.ndarray, public: bool) ->
     return local_projection(lat, lon, method=_DATA_METHODS[projection])  # type: ignore[arg-type]
 
 
+MAX_OUTSIDE = 0.2
+"""Default largest share of the records ``outside="drop"`` may drop (20 %).
+
+A centre with a sign typo (``[40.758, 73.9855]`` for New York) puts every point outside
+the projection's region: dropping them would empty the release without an error."""
+
+
+def _share(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name}: must be a share in [0, 1], got {value!r}")
+    share = float(value)
+    if not 0.0 <= share <= 1.0:
+        raise ParameterError(f"{name}: must be a share in [0, 1], got {value!r}")
+    return share
+
+
+def check_outside_share(
+    dropped: int, rows: int, limit: float, where: str, projection: LocalProjection
+) -> None:
+    """Refuse dropping more than ``limit`` of ``rows`` as outside ``projection``'s region.
+
+    Raises
+    ------
+    DomainError
+        ``dropped / rows > limit``: the message names the projection (its centre), the
+        count and the share, and the two ways out.
+    """
+    if rows == 0 or dropped / rows <= limit:
+        return
+    raise DomainError(
+        f"{where}: {dropped} of {rows} records ({dropped / rows:.0%}) lie outside the region "
+        f"of the projection {projection.describe()} and would be dropped, more than "
+        f"max_outside {limit:g}; check the centre (a sign or a swapped latitude and "
+        "longitude empties a release), or set max_outside to the largest share the "
+        "release may lose"
+    )
+
+
 def read_points(
     df: pd.DataFrame,
     lat: Any,
@@ -108,6 +146,7 @@ def read_points(
     missing: str,
     projection: ProjectionArg,
     outside: str | None = "error",
+    max_outside: float = MAX_OUTSIDE,
     public: bool = True,
     stacklevel: int = 3,
 ) -> Points:
@@ -120,6 +159,9 @@ def read_points(
     outside : {"error", "drop"} or None
         Policy for points beyond the projection's 0.1 % region; ``None`` skips the
         check (evaluation, not release).
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the rows that may be dropped
+        (:func:`check_outside_share`).
     public : bool
         The caller releases the result: refuse ``None``, and warn and record a
         projection chosen from the data.
@@ -128,6 +170,7 @@ def read_points(
         raise ParameterError(f"missing: must be 'error' or 'keep', got {missing!r}")
     if outside not in ("error", "drop", None):
         raise ParameterError(f"outside: must be 'error' or 'drop', got {outside!r}")
+    limit = _share(max_outside, "max_outside")
     if lat == lon:
         raise ParameterError(
             f"lat, lon: both name the column {lat!r}; give the latitude and the longitude columns"
@@ -181,6 +224,9 @@ def read_points(
                     f"0.1 % (the farthest {beyond_km:,.0f} km beyond it); give a projection "
                     "for their region, or outside='drop' to leave them out of the output"
                 )
+            check_outside_share(
+                int(far.sum()), present.size, limit, f"columns {lat!r}, {lon!r}", chosen
+            )
             positions = np.flatnonzero(present)[far]
             dropped = np.zeros(present.shape, dtype=bool)
             dropped[positions] = True

@@ -32,7 +32,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DomainError, ParameterError, PrivacyLeakWarning
-from veil.geo._frame import MAX_METRES, check_metres, read_points, write_points
+from veil.geo._frame import MAX_METRES, MAX_OUTSIDE, check_metres, read_points, write_points
 from veil.geo.projection import LocalProjection
 from veil.mechanisms import PrivacyCost
 
@@ -63,6 +63,7 @@ def cloak(
     min_cell_m: float = 1.0,
     projection: LocalProjection | str | None = None,
     outside: Literal["error", "drop"] = "error",
+    max_outside: float = MAX_OUTSIDE,
     missing: str = "error",
     variant: Literal["reciprocal", "paper"] = "reciprocal",
 ) -> pd.DataFrame:
@@ -115,6 +116,9 @@ def cloak(
     outside : {"error", "drop"}, default "error"
         Records beyond the projection's 0.1 % region are refused, or left out of the
         output (their number recorded in ``attrs["veil.masking"]``).
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the records that may be dropped;
+        more is refused (a centre with a sign typo would empty the release).
     missing : {"error", "keep"}, default "error"
         ``"keep"`` leaves rows without a location missing; they take no part in the
         counts.
@@ -166,7 +170,15 @@ def cloak(
                 f"output: 'cell' adds the columns {_SIZE_COLUMN!r} and {_COUNT_COLUMN!r}, "
                 f"but the frame already has {taken}; rename or drop them first"
             )
-    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
+    points = read_points(
+        df,
+        lat,
+        lon,
+        missing=missing,
+        projection=projection,
+        outside=outside,
+        max_outside=max_outside,
+    )
     leaks = []
     if bounds_m is None:
         leaks.append(

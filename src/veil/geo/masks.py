@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ParameterError
-from veil.geo._frame import check_metres, read_points, write_points
+from veil.geo._frame import MAX_OUTSIDE, check_metres, read_points, write_points
 from veil.geo.projection import LocalProjection
 from veil.mechanisms import PlanarLaplace, PrivacyCost, PrivacyLedger
 from veil.mechanisms._validation import check_epsilon
@@ -40,6 +40,7 @@ def planar_laplace(
     grid_m: float | None = None,
     projection: Projection = None,
     outside: Outside = "error",
+    max_outside: float = MAX_OUTSIDE,
     missing: str = "error",
     rng: RngLike = None,
     ledger: PrivacyLedger | None = None,
@@ -86,6 +87,9 @@ def planar_laplace(
         meridian, a region's box): ``"error"`` refuses them, naming how many and how
         far; ``"drop"`` leaves them out of the output and records their number in
         ``attrs["veil.masking"]``.
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the records that may be dropped;
+        more is refused (a centre with a sign typo would empty the release).
     missing : {"error", "keep"}, default "error"
     rng : None, int or numpy.random.Generator
     ledger : veil.mechanisms.PrivacyLedger, optional
@@ -104,7 +108,15 @@ def planar_laplace(
     if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
         raise ParameterError(f"reports: must be an integer >= 1, got {reports!r}")
     step = None if grid_m is None else check_metres(grid_m, "grid_m")
-    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
+    points = read_points(
+        df,
+        lat,
+        lon,
+        missing=missing,
+        projection=projection,
+        outside=outside,
+        max_outside=max_outside,
+    )
     mechanism = PlanarLaplace(eps)
     x, y, _ = mechanism.sample(points.x.size, resolve_rng(rng, stacklevel=3))
     x += points.x  # the displacement east and north, moved to each point
@@ -165,6 +177,7 @@ def grid(
     min_count: int | None = None,
     projection: Projection = None,
     outside: Outside = "error",
+    max_outside: float = MAX_OUTSIDE,
     missing: str = "error",
 ) -> pd.DataFrame:
     """Aggregate locations to the centres of square cells of ``cell_m`` metres.
@@ -199,6 +212,9 @@ def grid(
         meridian, a region's box): ``"error"`` refuses them, naming how many and how
         far; ``"drop"`` leaves them out of the output and records their number in
         ``attrs["veil.masking"]``.
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the records that may be dropped;
+        more is refused (a centre with a sign typo would empty the release).
     missing : {"error", "keep"}, default "error"
     """
     step = check_metres(cell_m, "cell_m")
@@ -206,7 +222,15 @@ def grid(
         isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1
     ):
         raise ParameterError(f"min_count: must be an integer >= 1, got {min_count!r}")
-    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
+    points = read_points(
+        df,
+        lat,
+        lon,
+        missing=missing,
+        projection=projection,
+        outside=outside,
+        max_outside=max_outside,
+    )
     col = np.floor(points.x / step)
     row = np.floor(points.y / step)
     x, y = (col + 0.5) * step, (row + 0.5) * step
@@ -228,6 +252,7 @@ def jitter(
     kind: Literal["disc", "gaussian"] = "disc",
     projection: Projection = None,
     outside: Outside = "error",
+    max_outside: float = MAX_OUTSIDE,
     missing: str = "error",
     rng: RngLike = None,
 ) -> pd.DataFrame:
@@ -261,13 +286,24 @@ def jitter(
         meridian, a region's box): ``"error"`` refuses them, naming how many and how
         far; ``"drop"`` leaves them out of the output and records their number in
         ``attrs["veil.masking"]``.
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the records that may be dropped;
+        more is refused (a centre with a sign typo would empty the release).
     missing : {"error", "keep"}, default "error"
     rng : None, int or numpy.random.Generator
     """
     scale = check_metres(radius_m, "radius_m")
     if kind not in ("disc", "gaussian"):
         raise ParameterError(f"kind: must be 'disc' or 'gaussian', got {kind!r}")
-    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
+    points = read_points(
+        df,
+        lat,
+        lon,
+        missing=missing,
+        projection=projection,
+        outside=outside,
+        max_outside=max_outside,
+    )
     generator = resolve_rng(rng, stacklevel=3)
     n = points.x.size
     if kind == "gaussian":
@@ -286,6 +322,7 @@ def donut(
     *,
     projection: Projection = None,
     outside: Outside = "error",
+    max_outside: float = MAX_OUTSIDE,
     missing: str = "error",
     rng: RngLike = None,
 ) -> pd.DataFrame:
@@ -317,6 +354,9 @@ def donut(
         meridian, a region's box): ``"error"`` refuses them, naming how many and how
         far; ``"drop"`` leaves them out of the output and records their number in
         ``attrs["veil.masking"]``.
+    max_outside : float, default 0.2
+        With ``outside="drop"``, the largest share of the records that may be dropped;
+        more is refused (a centre with a sign typo would empty the release).
     missing : {"error", "keep"}, default "error"
     rng : None, int or numpy.random.Generator
     """
@@ -324,7 +364,15 @@ def donut(
     inner = check_metres(r_min_m, "r_min_m", zero=True)
     if not inner < outer:
         raise ParameterError(f"r_min_m: must be less than r_max_m ({outer:g}), got {r_min_m!r}")
-    points = read_points(df, lat, lon, missing=missing, projection=projection, outside=outside)
+    points = read_points(
+        df,
+        lat,
+        lon,
+        missing=missing,
+        projection=projection,
+        outside=outside,
+        max_outside=max_outside,
+    )
     generator = resolve_rng(rng, stacklevel=3)
     n = points.x.size
     radius = np.sqrt(inner**2 + generator.random(n) * (outer**2 - inner**2))

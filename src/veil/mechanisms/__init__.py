@@ -6,7 +6,7 @@ they are defined.
 """
 
 from veil.mechanisms.central import NoisyValue, clipped_mean, noisy_count, noisy_histogram
-from veil.mechanisms.cost import Notion, PrivacyCost, PrivacyLedger
+from veil.mechanisms.cost import NEIGHBOURING, Notion, PrivacyCost, PrivacyLedger
 from veil.mechanisms.discrete import (
     MAX_NOISE_SCALE,
     sample_discrete_gaussian,
@@ -33,6 +33,7 @@ from veil.mechanisms.randomized_response import (
 
 __all__ = [
     "MAX_NOISE_SCALE",
+    "NEIGHBOURING",
     "BinaryRandomizedResponse",
     "Calibration",
     "Exponential",

@@ -9,10 +9,35 @@ from typing import Literal
 
 from veil.errors import ParameterError
 
-__all__ = ["Notion", "PrivacyCost", "PrivacyLedger"]
+__all__ = ["NEIGHBOURING", "Notion", "PrivacyCost", "PrivacyLedger"]
 
 Notion = Literal["ldp", "metric", "dp-central", "dp-synthetic", "syntactic"]
 _NOTIONS: tuple[str, ...] = ("ldp", "metric", "dp-central", "dp-synthetic", "syntactic")
+
+NEIGHBOURING: dict[str, str] = {
+    "ldp": (
+        "any two values of one record's input (local model: each record is randomized on "
+        "its own, so the guarantee holds against whoever sees the released value)"
+    ),
+    "metric": (
+        "any two locations x, x' of one record: their outputs' probabilities differ by "
+        "at most a factor exp(epsilon * d(x, x')), d in metres"
+    ),
+    "dp-central": "two tables that differ by adding or removing one record",
+    "dp-synthetic": (
+        "two tables that differ by adding or removing one record (central model: the "
+        "whole synthetic dataset is the output)"
+    ),
+    "syntactic": (
+        "none: a property of the released table (k, l, t), not a differential privacy "
+        "guarantee; it bounds what matching on the quasi-identifiers can single out"
+    ),
+}
+"""What two neighbouring inputs are, for each notion: the relation an epsilon is over.
+
+A differential privacy guarantee is a budget *and* a neighbouring relation (Dwork and
+Roth 2014, Definition 2.4; Desfontaines and Pejó 2020 on the choice of relation):
+the same epsilon means different things over different relations."""
 
 
 @dataclass(frozen=True)

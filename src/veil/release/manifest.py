@@ -3,32 +3,31 @@
 A release writes two records, and they must never travel together:
 
 * the **public manifest** (``manifest.json``, beside the release file): releasable as it
-  is. It holds the plan (file paths reduced to file names, database URLs without
-  credentials), the ledger and its guarantees, what is not protected and what leaks,
-  the SHA-256 of the released file, the veil version and a count of warnings by kind. It
-  holds nothing computed from the raw records beyond what the release itself shows: no
-  hash of the input (an adversary who knows every record but one could test candidate
-  values of the last one against it), no risk measured on the raw table, no utility
-  measured on private data, no timings, no seed, no warning text (warnings may quote
-  values).
+  is. It is assembled here from the release gate's allow-list model
+  (:class:`veil.gate.PublicManifest`): the plan's public fields
+  (:func:`veil.gate.project`), the ledger and each guarantee with its notion, unit and
+  neighbouring relation, what is not protected and what leaks, how the release file was
+  laid out and its SHA-256, and the risk measured on the release itself. Nothing is
+  copied from the plan or the run and scrubbed; nothing computed from the raw records
+  is admitted unless it is listed under ``leaks`` (the counts of ``output.publish_counts``).
 * the **custodian record** (``custodian.json``, in the custodian folder, by default a
   folder beside the release folder, never inside it): CONFIDENTIAL, for the data
   custodian's audit trail. It holds the input's path, SHA-256, rows and columns, the plan
-  file's path, the seed of a seeded run, risk before and after, what a ``target``
-  allocation measured, information-loss metrics, timings, where each step ran, the
-  warnings in full and the hash of the custodian report (the HTML report compares the
-  release with the original records, so it is as confidential as they are).
+  (paths in full, database URLs without their credentials), the plan file's path and
+  hash, the seed of a seeded run, risk before and after, what a ``target`` allocation
+  measured, information-loss metrics, the records suppressed and dropped, the evidence
+  behind each acknowledged carrier, timings, where each step ran, the warnings in full
+  and the hash of the custodian report.
 
 Neither holds key material: keyed treatments are identified by their key id only, and
-database URLs lose their user name and password.
+every text of the custodian record passes :func:`veil.gate.redact`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
-import os
-import urllib.parse
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,8 +35,12 @@ from pathlib import PurePath
 from typing import Any
 
 from veil import __version__
+from veil.gate import FORMAT, Declared, project, redact, validated
+from veil.gate.manifest import AnonymizationFacts, MaskingFacts, ShareChoice, ShareFacts
+from veil.mechanisms import NEIGHBOURING
 from veil.release.ledger import ReleaseLedger
 from veil.release.plan import LdpTreatment, Plan
+from veil.risk import Carrier
 
 __all__ = [
     "CONFIDENTIAL",
@@ -45,6 +48,7 @@ __all__ = [
     "Records",
     "RunFacts",
     "build_records",
+    "declared",
     "not_protected",
     "public_plan",
     "warning_records",
@@ -52,25 +56,79 @@ __all__ = [
 
 PUBLIC = (
     "public: releasable with the release; holds nothing computed from the raw records "
-    "beyond what the release itself shows"
+    "beyond what the release itself shows, except what it lists under leaks"
 )
 CONFIDENTIAL = (
     "CONFIDENTIAL custodian record: computed from the raw records (input hash, risk "
     "before release, measurements, timings); never publish it or place it beside the "
     "release"
 )
+_COUNTS_LEAK = (
+    "output.publish_counts: the numbers of records {what} are computed from the raw "
+    "records; with the released row count they give the input's size"
+)
+_CARRIER_WHAT = {
+    "coordinates": "is a coordinate of the masked location {r}",
+    "coordinate-text": "holds the masked location {r} as text",
+    "same-numbers": "gives the treated {r} away",
+    "same-categories": "gives the treated {r} away",
+    "identifier": "singles out records by itself",
+    "address": "holds street addresses",
+    "pii-text": "holds personal data in free text",
+}
 
 
 def warning_records(caught: Sequence[warnings.WarningMessage]) -> list[dict[str, str]]:
-    """Each caught warning as ``{"category", "message"}``, repeats removed, order kept."""
+    """Each caught warning as ``{"category", "message"}``, repeats removed, order kept.
+
+    Messages pass :func:`veil.gate.redact` (a warning may quote a URL or a key).
+    """
     seen: set[tuple[str, str]] = set()
     out: list[dict[str, str]] = []
     for w in caught:
-        key = (w.category.__name__, str(w.message))
+        key = (w.category.__name__, redact(str(w.message)))
         if key not in seen:
             seen.add(key)
             out.append({"category": key[0], "message": key[1]})
     return out
+
+
+def declared(plan: Plan, columns: Sequence[str]) -> Declared:
+    """What ``plan`` treats and what it copies unchanged, for the gate's carrier check.
+
+    ``columns`` are the input's; columns the plan drops or does not list are not
+    released and are left out.
+    """
+    anonymized = set(plan.anonymization.quasi_identifiers) if plan.anonymization else set()
+    shared = (
+        set(plan.share.quasi_identifiers) | set(plan.share.synthesized) if plan.share else set()
+    )
+    numeric: list[str] = []
+    categorical: list[str] = []
+    identifiers: list[str] = []
+    kept: dict[str, str] = {}
+    for name, spec in plan.columns.items():
+        method = spec.treatment.method
+        if method in ("laplace", "gaussian"):
+            numeric.append(name)
+        elif method in ("exponential", "randomized_response"):
+            categorical.append(name)
+        elif method in ("hmac", "token", "ff1", "redact"):
+            identifiers.append(name)
+        elif method == "generalize" or (method == "keep" and name in anonymized):
+            # Generalized: an exact copy gives it away as a number or as a category.
+            numeric.append(name)
+            categorical.append(name)
+        elif method == "keep" and name not in shared and name in columns:
+            kept[name] = spec.role
+    return Declared(
+        locations=tuple((loc.lat, loc.lon) for loc in plan.locations),
+        numeric=tuple(numeric),
+        categorical=tuple(categorical),
+        identifiers=tuple(identifiers),
+        kept=kept,
+        acknowledged=tuple(plan.acknowledge),
+    )
 
 
 def not_protected(
@@ -81,6 +139,8 @@ def not_protected(
     ``masked_without_formal_guarantee`` lists the steps that change values but state no
     privacy guarantee (a generalization outside the anonymization, a grid, a jitter, a
     donut mask): they reduce precision, nothing more can be claimed for them.
+    ``carriers_acknowledged`` lists the columns the plan releases as they are although
+    they carry a treated value or single out records (its ``acknowledge``).
     """
     kept = [n for n, s in plan.columns.items() if s.treatment.method == "keep"]
     anonymized = set(plan.anonymization.quasi_identifiers) if plan.anonymization else set()
@@ -101,61 +161,30 @@ def not_protected(
         "missingness_released_as_is": missing,
         "unlisted_columns_dropped": list(dropped_unlisted),
         "masked_without_formal_guarantee": [] if ledger is None else ledger.without_guarantee(),
+        "carriers_acknowledged": list(plan.acknowledge),
     }
 
 
-def _scrub_url(value: str) -> str:
-    """A database URL without its user name and password."""
-    parts = urllib.parse.urlsplit(value)
-    if not parts.netloc or "@" not in parts.netloc:
-        return value
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urllib.parse.urlunsplit(parts._replace(netloc=host))
-
-
-def _names_only(value: Any) -> Any:
-    """Paths reduced to file names and URLs scrubbed, recursively (JSON-ready)."""
-    if isinstance(value, PurePath):
-        return value.name
-    if isinstance(value, Mapping):
-        return {str(k): _names_only(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_names_only(v) for v in value]
-    if isinstance(value, str) and "://" in value:
-        return _scrub_url(value)
-    if isinstance(value, str) and os.path.isabs(value):
-        return PurePath(value).name
-    return value
-
-
 def public_plan(plan: Plan) -> dict[str, Any]:
-    """The plan as the public manifest shows it: file names only, URLs scrubbed.
+    """The plan as the public manifest shows it: its allow-listed fields only."""
+    return project(plan)
 
-    The folders a custodian keeps the data, keys and vaults in are not part of the
-    release; a database URL loses its credentials.
-    """
-    dumped: dict[str, Any] = json.loads(
-        json.dumps(_names_only(plan.model_dump(mode="python")), default=str)
-    )
-    return dumped
+
+def _secret_free(value: Any) -> Any:
+    """``value`` (JSON-ready) with every string passed through :func:`veil.gate.redact`."""
+    if isinstance(value, Mapping):
+        return {str(k): _secret_free(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_secret_free(v) for v in value]
+    if isinstance(value, str):
+        return redact(value, key_material=False)
+    return value
 
 
 def _private_plan(plan: Plan) -> dict[str, Any]:
-    """The plan with its full paths (custodian record); URLs still lose credentials."""
-    dumped: dict[str, Any] = json.loads(
-        json.dumps(_scrub_urls(plan.model_dump(mode="json")), default=str)
-    )
-    return dumped
-
-
-def _scrub_urls(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _scrub_urls(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub_urls(v) for v in value]
-    if isinstance(value, str) and "://" in value:
-        return _scrub_url(value)
-    return value
+    """The plan with its full paths (custodian record), every credential removed."""
+    dumped: dict[str, Any] = json.loads(json.dumps(plan.model_dump(mode="json"), default=str))
+    return dict(_secret_free(dumped))
 
 
 @dataclass
@@ -185,6 +214,7 @@ class RunFacts:
     execution: dict[str, Any] = field(default_factory=dict)
     release: dict[str, Any] = field(default_factory=dict)
     leaks: list[str] = field(default_factory=list)
+    carriers: Sequence[Carrier] = ()
 
 
 @dataclass(frozen=True)
@@ -199,49 +229,79 @@ def _steps(facts: RunFacts) -> dict[str, dict[str, Any]]:
     by_scope: dict[str, list[dict[str, Any]]] = {}
     for entry in facts.recorded:
         by_scope.setdefault(str(entry.get("scope", "")), []).append(dict(entry))
-    key_ids: dict[str, str] = {}
-    for entry in facts.masking:
-        if "column" in entry and "key_id" in entry:
-            key_ids[str(entry["column"])] = str(entry["key_id"])
+    key_ids = {
+        str(e["column"]): str(e["key_id"]) for e in facts.masking if "column" in e and "key_id" in e
+    }
     steps: dict[str, dict[str, Any]] = {}
     for step in facts.ledger.steps:
-        item = _names_only(step.to_dict())
-        item["recorded"] = by_scope.get(step.scope, [])
+        item = step.to_dict()
+        recorded = by_scope.get(step.scope, [])
         # The planned cost comes from the plan's parameters alone; the recorded one also
         # knows the column's type (an integer column's grid, for example). The run has
         # checked that their epsilon and delta agree.
-        item["planned_cost"] = item["cost"]
-        if len(item["recorded"]) == 1:
-            item["cost"] = item["recorded"][0]
+        if len(recorded) == 1:
+            item["cost"] = recorded[0]
         if step.scope in key_ids:
             item["key_id"] = key_ids[step.scope]
         if step.scope in facts.plan.columns:
             item["role"] = facts.plan.columns[step.scope].role
-        steps[f"{step.scope}" if step.scope != "table" else "table (anonymization)"] = item
+        steps[step.scope if step.scope != "table" else "table (anonymization)"] = item
     return steps
 
 
-def _public_anonymization(info: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _guarantees(steps: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every costed step's guarantee, with its notion, unit and neighbouring relation."""
+    out = []
+    for step in steps.values():
+        cost = step.get("cost")
+        if not isinstance(cost, Mapping):
+            continue
+        out.append(
+            {
+                "scope": step["scope"],
+                "step": step["step"],
+                "notion": cost["notion"],
+                "epsilon": cost["epsilon"],
+                "delta": cost["delta"],
+                "unit": cost["unit"],
+                "neighbouring": NEIGHBOURING[str(cost["notion"])],
+                "statement": step["guarantee"],
+            }
+        )
+    return out
+
+
+def _allowed(entry: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k in fields}
+
+
+def _public_masking(facts: RunFacts, counts: bool) -> list[dict[str, Any]]:
+    """The masking entries the release shows; those that count dropped records (whether
+    any record was dropped is a fact of the raw records) only with ``publish_counts``."""
+    return [
+        _allowed(entry, MaskingFacts.model_fields)
+        for entry in facts.masking
+        if counts or "dropped" not in entry
+    ]
+
+
+def _public_anonymization(info: Mapping[str, Any] | None, counts: bool) -> dict[str, Any] | None:
     if info is None:
         return None
-    # Levels and suppressed records show in the release itself; the information-loss
-    # metrics are measured on the raw table and stay with the custodian.
-    return {k: v for k, v in info.items() if k != "metrics"}
-
-
-# What a share step measured on the raw records (utility, linkage, effectiveness, the
-# candidates' scores, PIF and the Table 2 review): the custodian's, not the public
-# manifest's.
-_SHARE_MEASURED = ("candidates", "details", "review")
-_CHOSEN_PUBLIC = ("pair", "epsilon", "delta", "instance")
+    # Levels show in the release itself; the records suppressed are counted on the raw
+    # table (with the released rows they give its size) and the information-loss
+    # metrics are measured on it: the custodian's.
+    public = _allowed(info, AnonymizationFacts.model_fields)
+    if not counts:
+        public.pop("suppressed", None)
+    return public
 
 
 def _public_share(info: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if info is None:
         return None
-    public = {k: v for k, v in info.items() if k not in _SHARE_MEASURED}
-    chosen = info.get("chosen", {})
-    public["chosen"] = {k: chosen[k] for k in _CHOSEN_PUBLIC if k in chosen}
+    public = _allowed(info, ShareFacts.model_fields)
+    public["chosen"] = _allowed(info.get("chosen", {}), ShareChoice.model_fields)
     return public
 
 
@@ -262,21 +322,74 @@ def _public_risk(risk: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Risk after release (a function of the release alone) and what it counts as keys."""
     if risk is None or "after" not in risk:
         return None
-    public = {"after": risk["after"], "computed_on": risk.get("computed_on")}
+    public: dict[str, Any] = {"after": risk["after"], "computed_on": risk.get("computed_on")}
     if risk.get("not_class_keys"):
         public["not_class_keys"] = list(risk["not_class_keys"])
     return public
 
 
-def _warning_counts(caught: Sequence[warnings.WarningMessage]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for record in warning_records(caught):
-        counts[record["category"]] = counts.get(record["category"], 0) + 1
-    return counts
+def _carrier_leak(carrier: Carrier) -> str:
+    """The public line of an acknowledged carrier: its name and reason, no evidence."""
+    related = ", ".join(str(c) for c in carrier.related)
+    what = _CARRIER_WHAT[carrier.reason].format(r=related)
+    return f"acknowledge: {carrier.column!s} is released as it is although it {what}"
 
 
-def _randomness_public(randomness: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in randomness.items() if k != "seed"}
+def _leaks(facts: RunFacts, counts: bool) -> list[str]:
+    leaks = [*facts.leaks, *(_carrier_leak(c) for c in facts.carriers)]
+    if counts:
+        what = [
+            label
+            for label, present in (
+                ("suppressed", bool(facts.anonymization and "suppressed" in facts.anonymization)),
+                ("dropped", any("dropped" in m for m in facts.masking)),
+            )
+            if present
+        ]
+        if what:
+            leaks.append(_COUNTS_LEAK.format(what=" and ".join(what)))
+    return leaks
+
+
+def _plan_sha256(plan: Mapping[str, Any]) -> str:
+    text = json.dumps(plan, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _manifest(facts: RunFacts, created: str) -> dict[str, Any]:
+    counts = facts.plan.output.publish_counts
+    plan = public_plan(facts.plan)
+    steps = _steps(facts)
+    return validated(
+        {
+            "format": FORMAT,
+            "confidentiality": PUBLIC,
+            "veil_version": __version__,
+            "created": created,
+            "plan": plan,
+            "plan_sha256": _plan_sha256(plan),
+            "engine": facts.engine,
+            "randomness": {"generator": str(facts.randomness.get("generator", ""))},
+            "steps": steps,
+            "guarantees": _guarantees(steps),
+            "masking": _public_masking(facts, counts),
+            "anonymization": _public_anonymization(facts.anonymization, counts),
+            "share": _public_share(facts.share),
+            "allocation": _public_allocation(facts.allocation),
+            "totals": facts.ledger.totals(),
+            "ledger_check": "the costs recorded by the steps equal the planned costs",
+            "not_protected": not_protected(facts.plan, facts.dropped_unlisted, facts.ledger),
+            "leaks": _leaks(facts, counts),
+            "release": dict(facts.release),
+            "outputs": dict(facts.outputs),
+            "risk": _public_risk(facts.risk),
+            "warnings": "in the custodian record (warnings may quote values of the input)",
+            "custodian_record": (
+                "kept by the custodian, apart from the release; it holds the input's hash, "
+                "risk before release, measurements and timings"
+            ),
+        }
+    )
 
 
 def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) -> Records:
@@ -288,53 +401,32 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
         What the run's phases recorded.
     caught : sequence of warnings.WarningMessage
         Every warning raised during the run (their text goes to the custodian record
-        only; the manifest counts them by category).
+        only).
 
     Returns
     -------
     Records
+
+    Raises
+    ------
+    veil.gate.GateError
+        The public manifest would hold a field its allow-list does not admit, or a
+        credential (nothing is written).
     """
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    manifest = _manifest(facts, created)
     plan_file = None
     if facts.plan_source is not None:
         plan_file = {
+            "path": str(facts.plan_source["path"]),
             "file": PurePath(str(facts.plan_source["path"])).name,
             "sha256": facts.plan_source["sha256"],
         }
-    manifest = {
-        "confidentiality": PUBLIC,
-        "veil_version": __version__,
-        "created": created,
-        "plan_file": plan_file,
-        "plan": public_plan(facts.plan),
-        "engine": facts.engine,
-        "randomness": _randomness_public(facts.randomness),
-        "steps": _steps(facts),
-        "masking": [_names_only(dict(m)) for m in facts.masking],
-        "anonymization": _public_anonymization(facts.anonymization),
-        "share": _public_share(facts.share),
-        "allocation": _public_allocation(facts.allocation),
-        "totals": facts.ledger.totals(),
-        "ledger_check": "the costs recorded by the steps equal the planned costs",
-        "not_protected": not_protected(facts.plan, facts.dropped_unlisted, facts.ledger),
-        "leaks": list(facts.leaks),
-        "release": dict(facts.release),
-        "warnings": {
-            "by_category": _warning_counts(caught),
-            "text": "in the custodian record (warnings may quote values of the input)",
-        },
-        "outputs": dict(facts.outputs),
-        "risk": _public_risk(facts.risk),
-        "custodian_record": (
-            "kept by the custodian, apart from the release; it holds the input's hash, "
-            "risk before release, measurements and timings"
-        ),
-    }
     custodian = {
         "confidentiality": CONFIDENTIAL,
         "veil_version": __version__,
         "created": created,
-        "plan_file": None if facts.plan_source is None else dict(facts.plan_source),
+        "plan_file": plan_file,
         "plan": _private_plan(facts.plan),
         "input": dict(facts.input_info),
         "randomness": dict(facts.randomness),
@@ -342,9 +434,11 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
         "share": None if facts.share is None else dict(facts.share),
         "allocation": None if facts.allocation is None else dict(facts.allocation),
         "risk": None if facts.risk is None else dict(facts.risk),
+        "masking": [dict(m) for m in facts.masking],
+        "carriers": [c.describe() for c in facts.carriers],
         "warnings": warning_records(caught),
         "timings_s": {k: round(v, 6) for k, v in facts.timings.items()},
         "execution": dict(facts.execution),
         "outputs": dict(facts.custodian_outputs),
     }
-    return Records(manifest, custodian)
+    return Records(manifest, dict(_secret_free(json.loads(json.dumps(custodian, default=str)))))

@@ -50,17 +50,14 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import PrivacyLeakWarning
+from veil.gate import OutputSet, acknowledged_unknown, check_carriers
 from veil.release.allocate import allocate, needs_sample, plan_privatizer, target_allocate
 from veil.release.engine import Engine, InputData, PandasEngine, get_engine, input_spec
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.evaluate import Evaluation, attacker_keys, build_report
 from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_ledger
-from veil.release.manifest import Records, RunFacts, build_records, warning_records
-from veil.release.outputs import (
-    OutputSet,
-    check_outputs_apart_from_inputs,
-    custodian_folder,
-)
+from veil.release.manifest import Records, RunFacts, build_records, declared, warning_records
+from veil.release.outputs import check_outputs_apart_from_inputs, custodian_folder
 from veil.release.plan import Plan, load_plan
 from veil.release.policy import Policy, check_policy, plan_leaks
 from veil.release.progress import CancelToken, ProgressCallback, Reporter
@@ -86,6 +83,8 @@ class _Job:
     records: pd.DataFrame | None = None
     facts: RunFacts | None = None
     data: InputData | None = None
+    out: Path = Path()
+    custodian: Path = Path()
 
     @property
     def record(self) -> RunFacts:
@@ -225,6 +224,7 @@ def _read(job: _Job) -> tuple[InputData, StepPlan]:
     data = job.data
     unlisted = _check_columns(plan, data.columns)
     facts.dropped_unlisted = unlisted
+    _check_carriers(job, data)
     facts.input_info = {
         "source": data.source,
         "sha256": data.sha256,
@@ -232,6 +232,28 @@ def _read(job: _Job) -> tuple[InputData, StepPlan]:
         "columns": list(data.columns),
     }
     return data, plan_steps_dropping(steps, unlisted)
+
+
+# Rows the carrier check reads: enough for its rank correlations and shares of
+# distinct values to be what they are on the whole table.
+_CARRIER_SAMPLE = 20_000
+
+
+def _check_carriers(job: _Job, data: InputData) -> None:
+    """The gate's carrier check on the columns the plan releases as they are.
+
+    Raises :class:`~veil.gate.CarrierError` before any step runs when a kept column
+    carries a treated value or singles out records and the plan does not acknowledge it.
+    """
+    plan = job.record.plan
+    what = declared(plan, data.columns)
+    acknowledged_unknown(what, data.columns, "acknowledge")
+    if not what.kept:
+        return
+    start = time.perf_counter()
+    sample = job.engine.sample(data, _CARRIER_SAMPLE)
+    job.record.carriers = check_carriers(sample, what, field_name="acknowledge")
+    job.timed("carrier check", start)
 
 
 def plan_steps_dropping(steps: StepPlan, unlisted: list[str]) -> StepPlan:
@@ -269,7 +291,7 @@ def _write(job: _Job, protected: Protected, outputs: OutputSet, evaluation: Eval
             PrivacyLeakWarning,
             stacklevel=4,
         )
-    staged = outputs.stage(plan.output.filename)
+    staged = outputs.stage(job.out / plan.output.filename)
     fmt = plan.output.format
     scratch = outputs.scratch("shuffle")
     with ReleaseWriter(staged, fmt, escape=not plan.output.raw_csv, scratch=scratch) as writer:
@@ -290,6 +312,7 @@ def _write(job: _Job, protected: Protected, outputs: OutputSet, evaluation: Eval
         "format": fmt,
         "rows": streamed.rows,
         "columns": list(writer.columns),
+        "sha256": sha256_file(staged),
     }
     return _Written(
         streamed.rows, streamed.privacy, streamed.masking, streamed.frame, evaluation, staged
@@ -352,9 +375,10 @@ def _manifest(
     """The public manifest and the custodian record, staged, then the commit."""
     job.reporter.phase("manifest")
     facts = job.record
-    facts.outputs["release"]["sha256"] = sha256_file(written.staged)
     if report_html is not None:
-        outputs.stage("report.html", custodian=True).write_text(report_html, encoding="utf-8")
+        outputs.stage(job.custodian / "report.html", confidential=True).write_text(
+            report_html, encoding="utf-8"
+        )
         facts.custodian_outputs["report"] = {
             "file": "report.html",
             "sha256": hashlib.sha256(report_html.encode("utf-8")).hexdigest(),
@@ -371,10 +395,10 @@ def _manifest(
         "file": "manifest.json",
         "sha256": hashlib.sha256(manifest_text.encode("utf-8")).hexdigest(),
     }
-    outputs.stage("custodian.json", custodian=True).write_text(
+    outputs.stage(job.custodian / "custodian.json", confidential=True).write_text(
         json.dumps(records.custodian, indent=2, default=str) + "\n", encoding="utf-8"
     )
-    outputs.stage("manifest.json").write_text(manifest_text, encoding="utf-8")
+    outputs.stage(job.out / "manifest.json").write_text(manifest_text, encoding="utf-8")
     job.reporter.check("the commit")
     outputs.commit()
     return records
@@ -489,7 +513,10 @@ def run(
             leaks=plan_leaks(allocated),
             execution={"engine": job.engine.name, "steps": {}},
         )
-        outputs = session.enter_context(OutputSet(out, custodian_dir))
+        job.out, job.custodian = out, custodian_dir
+        outputs = session.enter_context(
+            OutputSet((out,), (custodian_dir,), field="output.custodian_dir")
+        )
         data, steps = _read(job)
         streams = spawn(job.steps_rng, steps.streams_needed + 1)
         job.reporter.phase("protect")

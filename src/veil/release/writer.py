@@ -2,7 +2,8 @@
 
 :class:`ReleaseWriter` is the sink an engine streams the released partitions into (one
 partition, the whole table, on pandas). CSV text cells that a spreadsheet would run as
-formulas are escaped on the way (OWASP's rule, :func:`veil.spreadsheet.escape_formulas`)
+formulas, and column names that would, are escaped on the way (OWASP's rule,
+:func:`veil.gate.escape_formulas`)
 unless the plan asks for raw CSV; the counts of escaped cells per column are kept for
 the manifest. Parquet partitions share the schema of the first one that holds records.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from veil.spreadsheet import escape_formulas
+from veil.gate import HEADER, escape_formulas
 
 __all__ = ["ReleaseWriter", "layout_facts", "sha256_file"]
 
@@ -67,16 +68,19 @@ class ReleaseWriter:
     def write(self, part: pd.DataFrame) -> None:
         """Append the records of ``part`` (the header with the first one)."""
         first = not self.columns
-        if first:
-            self.columns = [str(c) for c in part.columns]
         self.rows += len(part)
         if self.fmt == "csv":
             if self.escape:
                 part, counts = escape_formulas(part)
                 for column, n in counts.items():
-                    self.escaped[column] = self.escaped.get(column, 0) + n
+                    if column != HEADER or first:
+                        self.escaped[column] = self.escaped.get(column, 0) + n
+            if first:
+                self.columns = [str(c) for c in part.columns]
             part.to_csv(self._csv, header=first, index=False)
             return
+        if first:
+            self.columns = [str(c) for c in part.columns]
         if self._parquet is None and len(part) == 0:
             self._empty = part
             return

@@ -7,7 +7,7 @@ the personal information factor assessment (CSF, CIG, wCIG, RIG, the OptimShare 
 PIF_A and piflib's PIF_n) with its figures.
 """
 
-from veil.risk.carriers import find_carriers as find_carriers
+from veil.risk.carriers import Carrier, find_carriers
 from veil.risk.pif import ColumnBins, PifAssessment, assess_pif
 from veil.risk.pif_plots import csf_heatmap, pif_bars, pif_figure
 from veil.risk.population import (
@@ -27,6 +27,7 @@ from veil.risk.reidentification import (
 from veil.risk.roles import ColumnRole, RoleSuggestions, suggest_roles
 
 __all__ = [
+    "Carrier",
     "ColumnBins",
     "ColumnRole",
     "PifAssessment",
@@ -37,6 +38,7 @@ __all__ = [
     "attribute_disclosure",
     "class_size_histogram",
     "csf_heatmap",
+    "find_carriers",
     "pif_bars",
     "pif_figure",
     "pitman",

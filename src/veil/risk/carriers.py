@@ -286,6 +286,7 @@ def find_carriers(
     numeric: Sequence[Hashable] = (),
     categorical: Sequence[Hashable] = (),
     identifiers: Sequence[Hashable] = (),
+    among: Sequence[Hashable] | None = None,
     max_rows: int = 5_000,
 ) -> tuple[Carrier, ...]:
     """The columns, other than the treated ones, that carry the treated information.
@@ -302,6 +303,10 @@ def find_carriers(
         Treated categorical columns (randomized response, generalized).
     identifiers : sequence of column labels
         Treated direct identifiers (pseudonymized, encrypted, redacted).
+    among : sequence of column labels, optional
+        The columns to look at (default: every column that is not treated). With
+        ``among`` nothing needs to be treated: the columns are then only checked for
+        what identifies a record by itself (an identifier, personal data in text).
     max_rows : int, default 5000
         The checks of values look at most at this many evenly spaced rows (>= 1); the
         share of distinct values of an identifier is counted over every row.
@@ -316,7 +321,8 @@ def find_carriers(
     veil.errors.ColumnError
         A treated column is not in ``frame``.
     veil.errors.ParameterError
-        ``max_rows`` is not an integer >= 1, or no column is treated.
+        ``max_rows`` is not an integer >= 1, or no column is treated and ``among`` is
+        not given.
 
     Examples
     --------
@@ -335,13 +341,14 @@ def find_carriers(
     cats = _check(frame, categorical, "categorical")
     ids = _check(frame, identifiers, "identifiers")
     treated = [*loc, *nums, *cats, *ids]
-    if not treated:
+    if not treated and among is None:
         raise ParameterError(
             "find_carriers: name the treated columns (location, numeric, categorical or "
             "identifiers)"
         )
     rows = _rows(frame, max_rows)
-    others: list[Hashable] = [c for c in frame.columns if c not in set(treated)]
+    looked_at = frame.columns if among is None else _check(frame, among, "among")
+    others: list[Hashable] = [c for c in looked_at if c not in set(treated)]
     found: dict[Hashable, Carrier] = {}
 
     def note(carrier: Carrier) -> None:

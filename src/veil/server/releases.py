@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session as DbSession
 
+from veil.gate import escape_formulas
 from veil.release import PlanError
 from veil.release.dataset_ledger import Spend
 from veil.release.outputs import verify_release
@@ -30,7 +31,6 @@ from veil.server.datasets import delete_raw
 from veil.server.errors import Conflict, Forbidden, InputError
 from veil.server.folders import job_paths
 from veil.server.models import Dataset, Job, Release, User
-from veil.spreadsheet import escape_formulas
 
 __all__ = [
     "adopt_committed",

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from veil.frames import output_frame
+from veil.gate import project
 from veil.mechanisms import PrivacyCost
 
 __all__ = [
@@ -68,10 +69,12 @@ def replaced(df: pd.DataFrame, column: str, values: Any) -> pd.DataFrame:
 
 
 def public_parameters(spec: Any) -> dict[str, Any]:
-    """A spec's parameters as the ledger shows them (no unset fields, no weight)."""
-    params: dict[str, Any] = spec.model_dump(mode="json", exclude_none=True)
-    params.pop("weight", None)
-    return params
+    """A spec's parameters as the ledger shows them: its public fields only.
+
+    The release gate's allow-list (:func:`veil.gate.project`) chooses them: never a key
+    file, a key variable or a vault's URL; unset fields left out.
+    """
+    return project(spec)
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,10 @@ class LocationSpec(SpecModel):
     the records' extent: an explicit opt-in, warned about and listed in the manifest's
     ``leaks`` (moving one record can change the projection and every released point).
     Records outside the extent the projection keeps distances true on are refused
-    (``outside: error``) or dropped and counted (``outside: drop``).
+    (``outside: error``) or dropped and counted (``outside: drop``); dropping more than
+    ``max_outside`` of the records (default 0.2) is refused, naming the centre, since a
+    centre with a sign typo would otherwise empty the release. On Dask the share is
+    checked per partition, which can only refuse more, never less.
     """
 
     lat: str
@@ -129,6 +132,7 @@ class LocationSpec(SpecModel):
     region: tuple[float, float, float, float] | None = None
     crs: str | None = None
     outside: Literal["error", "drop"] = "error"
+    max_outside: Annotated[float, Field(ge=0, le=1)] = 0.2
     missing: Missing = "error"
 
     @model_validator(mode="after")
@@ -221,6 +225,7 @@ def _mask(loc: LocationSpec, mask: Any) -> Any:
     common: dict[str, Any] = {
         "projection": _projection(loc),
         "outside": loc.outside,
+        "max_outside": loc.max_outside,
         "missing": loc.missing,
     }
     lat, lon = loc.lat, loc.lon

@@ -1,4 +1,4 @@
-"""Formula escaping of CSV cells (OWASP's rule)."""
+"""Formula escaping of CSV cells and column names (OWASP's rule), in the release gate."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.spreadsheet import FORMULA_PREFIXES, escape_formulas
+from veil.gate import FORMULA_PREFIXES, HEADER, escape_formulas
 
 
 @pytest.mark.parametrize("prefix", FORMULA_PREFIXES)
@@ -30,8 +30,9 @@ def test_numbers_and_missing_cells_are_left_alone() -> None:
     out, counts = escape_formulas(frame)
     assert out["n"].tolist() == [-5, 3]
     assert out["mixed"].iloc[0] == -7
-    assert out["s"].iloc[0] == "'-3"
-    assert counts == {"s": 1}
+    # Text that is only a signed number is a number to a spreadsheet, not a formula.
+    assert out["s"].iloc[0] == "-3"
+    assert counts == {}
 
 
 def test_categorical_text_is_escaped_and_input_untouched() -> None:
@@ -47,3 +48,12 @@ def test_a_clean_frame_comes_back_as_is() -> None:
     frame = pd.DataFrame({"a": ["x", "y"]})
     out, counts = escape_formulas(frame)
     assert out is frame and counts == {}
+
+
+def test_column_names_that_start_like_formulas_are_escaped() -> None:
+    frame = pd.DataFrame({'=HYPERLINK("http://x","y")': [1], "-5": [2], "age": ["@x"]})
+    out, counts = escape_formulas(frame)
+    assert list(out.columns) == ['\'=HYPERLINK("http://x","y")', "-5", "age"]
+    assert out["age"].tolist() == ["'@x"]
+    assert counts == {"age": 1, HEADER: 1}
+    assert str(frame.columns[0]).startswith("=")  # the caller's frame is not renamed
