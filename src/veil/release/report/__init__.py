@@ -40,7 +40,7 @@ from veil.release.report.divergence import (
 from veil.release.report.findings import _findings
 from veil.release.report.glossary import _glossary_section
 from veil.release.report.ledger import _ledger_section
-from veil.release.report.maps import _map_section
+from veil.release.report.maps import _map_section, _review_locations
 from veil.release.report.page import _p, _page
 from veil.release.report.risk import _review_risk, _risk_section
 from veil.release.report.share import _share_section
@@ -222,10 +222,11 @@ def build_report(
             divergence = _review_divergence(context)
         except (VeilError, ValueError, TypeError) as exc:
             divergence_error = str(exc)
-    findings = _findings(context, risk, divergence, _listed_warnings(manifest) or [])
+    places = _review_locations(context, generator if with_maps else None)
+    findings = _findings(context, risk, divergence, places, _listed_warnings(manifest) or [])
 
     sections: list[tuple[str, str, str]] = [
-        ("verdict", "Verdict", _verdict_section(context, risk, findings)),
+        ("verdict", "Verdict", _verdict_section(context, risk, places, findings)),
         ("attention", "Needs attention", _findings_section(findings)),
     ]
     ledger = _ledger_section(manifest)
@@ -252,7 +253,7 @@ def build_report(
             ("ml-utility", "Machine-learning utility", _ml_section(context, target, generator))
         )
     if with_maps:
-        sections.append(("maps", "Locations", _map_section(context, generator)))
+        sections.append(("maps", "Locations", _map_section(context, places)))
     warnings_html = _warnings_section(manifest)
     if warnings_html is not None:
         sections.append(("warnings", "Warnings", warnings_html))

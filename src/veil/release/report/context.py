@@ -6,6 +6,7 @@ match, and the systematic samples the sections draw.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -37,8 +38,23 @@ _METRICS: Final[tuple[str, ...]] = (
 )
 
 
+@dataclass(frozen=True)
+class _Dropped:
+    """Records a location mask dropped (``outside: drop``): which pair, how many, where."""
+
+    columns: tuple[str, ...]
+    count: int
+    projection: str
+
+
 class _Context:
-    """The two tables, their shared columns and how their rows match."""
+    """The two tables, their shared columns and how their rows match.
+
+    Every fact the report reads from the run's records goes through the accessors
+    below (``rows_in``, ``suppressed``, ``dropped``, ``method``, ``parameters``, ``k``,
+    ``anonymized``): the public manifest and the custodian record may move a fact from
+    one to the other without the sections noticing.
+    """
 
     def __init__(
         self,
@@ -118,6 +134,33 @@ class _Context:
                 if isinstance(k, int) and not isinstance(k, bool):
                     return k
         return None
+
+    def rows_in(self) -> int:
+        """The records the run read (the report's original may be a sample of them)."""
+        source = self.manifest.get("input")
+        rows = source.get("rows") if isinstance(source, Mapping) else None
+        if isinstance(rows, int) and not isinstance(rows, bool) and rows >= len(self.original):
+            return rows
+        return len(self.original)
+
+    def suppressed(self) -> int:
+        """Records the table anonymization suppressed (0 when it records none)."""
+        value = self.anonymization.get("suppressed")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def dropped(self) -> list[_Dropped]:
+        """Records the location masks dropped as outside their projection's region."""
+        entries = self.manifest.get("masking")
+        out = []
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, Mapping):
+                continue
+            count = entry.get("dropped")
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+                columns = entry.get("columns")
+                named = tuple(str(c) for c in columns) if isinstance(columns, list) else ()
+                out.append(_Dropped(named, count, str(entry.get("projection") or "")))
+        return out
 
     def matched(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
         """Original and released rows in matching order (fresh indexes), or None."""

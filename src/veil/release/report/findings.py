@@ -1,6 +1,8 @@
 """What in a release needs the custodian's attention, each finding with what to change.
 
-The checks: a noised column whose values pile up on a clipping bound (the noise is wide
+The checks: a location pair a nearest-location attacker still links (5 % or more of its
+records re-identified) or whose mask dropped 5 % or more of the records; a noised column
+whose values pile up on a clipping bound (the noise is wide
 for its bounds) or whose original values lie outside its public bounds; a column whose
 distribution moved far (a high TVD); a quasi-identifier generalized to ``*``; a noised
 quasi-identifier the noise leaves nearly exact; records an attacker can still single out
@@ -22,7 +24,8 @@ from veil.errors import VeilError
 from veil.release.report.context import _Context
 from veil.release.report.divergence import _DivergenceReview
 from veil.release.report.kinds import _is_number
-from veil.release.report.page import _fmt, _names, _share, _text
+from veil.release.report.maps import _LocationReview
+from veil.release.report.page import _fmt, _names, _pct, _share, _text
 from veil.release.report.risk import _DISCLOSURE_GAIN, _RISK_THRESHOLD, _RiskReview
 from veil.release.report.summary import _scrub
 from veil.release.report.treatments import _epsilon
@@ -40,6 +43,10 @@ _PRIVACY_WARNINGS: Final[frozenset[str]] = frozenset(
     {"PrivacyWarning", "PrivacyLeakWarning", "ReproducibleNoiseWarning"}
 )
 _MAX_WARNING_FINDINGS: Final[int] = 10
+# A location pair whose records a nearest-location attacker links at this rate or more
+# is a finding; so is a mask that dropped this share of the records.
+_LINKED_SHARE: Final[float] = 0.05
+_DROPPED_SHARE: Final[float] = 0.05
 
 
 @dataclass(frozen=True)
@@ -166,11 +173,80 @@ def _moved(ctx: _Context, divergence: _DivergenceReview, flagged: set[str]) -> l
                 "generalized (coarser, but exact) instead of noised."
             )
         else:
-            change = (
-                "Fewer suppressed records: a lower k, a higher max_suppression, or coarser "
-                "levels of the other quasi-identifiers."
-            )
+            what += " " + _removal_cause(ctx)
+            change = _removal_change(ctx)
         findings.append(_Finding(str(row.column), what, change, "divergence"))
+    return findings
+
+
+def _removal_cause(ctx: _Context) -> str:
+    """Why records are missing from the release, from what the run recorded."""
+    rows = max(ctx.rows_in(), 1)
+    causes = [
+        f"outside: drop removed {d.count:,} of the {rows:,} records ({_pct(d.count / rows)}) "
+        f"whose {_names(list(d.columns))} lie outside the projection"
+        + (f" ({d.projection})" if d.projection else "")
+        for d in ctx.dropped()
+    ]
+    if ctx.suppressed():
+        suppressed = ctx.suppressed()
+        causes.append(
+            f"the anonymization suppressed {suppressed:,} records ({_pct(suppressed / rows)})"
+        )
+    if not causes:
+        return "The column is released as it is: the records left out moved it."
+    return "The column is released as it is; " + "; ".join(causes) + "."
+
+
+def _removal_change(ctx: _Context) -> str:
+    dropped = ctx.dropped()
+    if dropped and sum(d.count for d in dropped) >= ctx.suppressed():
+        return (
+            "Keep the records a location mask drops: a centre among them, a region or crs "
+            "that holds them, or one plan per region."
+        )
+    return (
+        "Fewer suppressed records: a lower k, a higher max_suppression, or coarser "
+        "levels of the other quasi-identifiers."
+    )
+
+
+def _located(ctx: _Context, locations: Sequence[_LocationReview]) -> list[_Finding]:
+    """Location pairs a nearest-location attacker still links, and records masks dropped."""
+    findings = []
+    rows = max(ctx.rows_in(), 1)
+    for review in locations:
+        if review.dropped / rows >= _DROPPED_SHARE:
+            findings.append(
+                _Finding(
+                    review.name,
+                    f"outside: drop removed {review.dropped:,} of the {rows:,} records "
+                    f"({_pct(review.dropped / rows)}): their location lies outside the "
+                    "mask's projection, so they are not in the release at all.",
+                    "A public centre among the records, a region or crs that holds them, or "
+                    "one plan per region (each with its own centre).",
+                    "maps",
+                )
+            )
+        rate = review.reid_rate
+        if rate is None or rate < _LINKED_SHARE:
+            continue
+        epsilon = ctx.parameters(review.name).get("epsilon")
+        shift = review.measures.get("median_shift_m")
+        findings.append(
+            _Finding(
+                review.name,
+                f"A nearest-location attacker who holds the true locations re-identifies "
+                f"{_pct(rate)} of the released records"
+                + ("" if shift is None else f" (median displacement {shift:.0f} m)")
+                + ": the mask moves points less than the distance between neighbours.",
+                "More noise: a smaller epsilon per metre (the displacement grows as 1 / ε"
+                + ("" if epsilon is None else f"; ε = {_fmt(epsilon)} now")
+                + "), or coarser locations (mask: {method: grid, cell_m: ...}, or {method: "
+                "cloak, k: 5}).",
+                "maps",
+            )
+        )
     return findings
 
 
@@ -318,10 +394,11 @@ def _findings(
     ctx: _Context,
     risk: _RiskReview | None,
     divergence: _DivergenceReview | None,
+    locations: Sequence[_LocationReview],
     warnings: Sequence[Any],
 ) -> list[_Finding]:
     """Every finding of the release, in the order the verdict lists them."""
-    found = _clipping(ctx) + _to_star(ctx)
+    found = _located(ctx, locations) + _clipping(ctx) + _to_star(ctx)
     if divergence is not None:
         found += _moved(ctx, divergence, {f.subject for f in found})
     if risk is not None and risk.error is None:

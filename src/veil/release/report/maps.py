@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Hashable
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from veil.errors import DataTypeError
+from veil.errors import DataTypeError, VeilError
 from veil.geo.circle import longitude_centre, unwrap_longitudes
 from veil.release.report.context import _Context, _systematic
 from veil.release.report.glossary import _explained
@@ -35,16 +36,65 @@ _MAP_POINTS: Final[int] = 5_000
 _REGION_KM: Final[float] = 500.0
 
 
-def _map_section(ctx: _Context, generator: np.random.Generator | None) -> str:
-    parts = []
+@dataclass
+class _LocationReview:
+    """The location measures of one pair, computed once for the verdict and the section.
+
+    ``measures`` is :meth:`veil.geo.LocationEvaluation.summary` on the records whose
+    original location is within ``_REGION_KM`` of the median one (``measured`` of
+    ``matched`` records); ``dropped`` counts the records the pair's mask dropped as
+    outside its projection, which are not among the matched ones.
+    """
+
+    pair: tuple[Hashable, Hashable]
+    measures: dict[str, float] = field(default_factory=dict)
+    measured: int = 0
+    matched: int = 0
+    dropped: int = 0
+    error: str | None = None
+    released: bool = True
+
+    @property
+    def reid_rate(self) -> float | None:
+        value = self.measures.get("reid_rate")
+        return None if value is None else float(value)
+
+    @property
+    def name(self) -> str:
+        return f"{self.pair[0]}, {self.pair[1]}"
+
+
+def _review_locations(
+    ctx: _Context, generator: np.random.Generator | None
+) -> list[_LocationReview]:
+    """The measures of every location pair (none measured without a generator)."""
+    reviews = []
     for lat, lon in ctx.pairs:
-        parts.append(f"<h3>{_e(lat)}, {_e(lon)}</h3>")
+        review = _LocationReview((lat, lon))
+        review.dropped = sum(
+            d.count for d in ctx.dropped() if set(d.columns) == {str(lat), str(lon)}
+        )
         if lat not in ctx.released.columns or lon not in ctx.released.columns:
+            review.released = False
+        elif generator is not None:
+            try:
+                _measure(ctx, review, generator)
+            except (VeilError, ValueError, TypeError) as exc:
+                review.error = str(exc)
+        reviews.append(review)
+    return reviews
+
+
+def _map_section(ctx: _Context, reviews: list[_LocationReview]) -> str:
+    parts = []
+    for review in reviews:
+        lat, lon = review.pair
+        parts.append(f"<h3>{_e(lat)}, {_e(lon)}</h3>")
+        if not review.released:
             parts.append(_p("Not released."))
             continue
         parts.append(_attempt(functools.partial(_location_figure, ctx, lat, lon)))
-        if generator is not None:
-            parts.append(_attempt(functools.partial(_location_measures, ctx, lat, lon, generator)))
+        parts.append(_measures_table(ctx, review))
     parts.append(
         _p(
             "The figures draw original locations: they are as confidential as the raw data.",
@@ -119,7 +169,8 @@ def _location_figure(ctx: _Context, lat: Hashable, lon: Hashable) -> str:
         figure += _p(
             f"Not drawn: {far[0]:,} original and {far[1]:,} released points more than "
             f"{_REGION_KM:g} km from the median original location ({centre[0]:.4f}, "
-            f"{centre[1]:.4f}), such as (0, 0) placeholders.",
+            f"{centre[1]:.4f}): the figure holds one region ((0, 0) placeholders and other "
+            "far points are left out).",
             "muted",
         )
     return figure
@@ -146,49 +197,61 @@ def _padded(limits: FloatArray) -> tuple[float, float]:
     return low - pad, high + pad
 
 
-def _location_measures(
-    ctx: _Context, lat: Hashable, lon: Hashable, generator: np.random.Generator
-) -> str:
+def _measure(ctx: _Context, review: _LocationReview, generator: np.random.Generator) -> None:
     from veil.geo.evaluate import evaluate
     from veil.geo.projection import projection_at
 
     matched = ctx.matched()
     if matched is None:
-        return _p(
-            "The released rows cannot be matched to original rows: linkage is not measured.",
-            "error",
-        )
+        review.error = "the released rows cannot be matched to original rows"
+        return
+    lat, lon = review.pair
     # evaluate takes string labels: hand it the two coordinate columns under fixed names.
     before, after = (frame[[lat, lon]].set_axis(["lat", "lon"], axis=1) for frame in matched)
     y0 = before["lat"].to_numpy(dtype=np.float64, na_value=np.nan)
     x0 = before["lon"].to_numpy(dtype=np.float64, na_value=np.nan)
     complete = np.isfinite(y0) & np.isfinite(x0)
+    review.matched = len(before)
     if not complete.any():
-        return _p("The original has no complete coordinate pair: linkage is not measured.")
+        review.error = "the original has no complete coordinate pair"
+        return
     centre = (float(np.median(y0[complete])), longitude_centre(x0[complete]))
     # One local projection in metres must hold every point: far outliers are left out.
     keep = complete & _within_region(y0, x0, centre)
     # The projection only measures distances for this confidential report (nothing is
     # masked with it): centred on the original points, it keeps them within 0.1 %.
-    measures = evaluate(
-        before[keep].reset_index(drop=True),
-        after[keep].reset_index(drop=True),
-        "lat",
-        "lon",
-        projection=projection_at(*centre),
-        rng=generator,
-    ).summary()
+    review.measures = {
+        k: float(v)
+        for k, v in evaluate(
+            before[keep].reset_index(drop=True),
+            after[keep].reset_index(drop=True),
+            "lat",
+            "lon",
+            projection=projection_at(*centre),
+            rng=generator,
+        )
+        .summary()
+        .items()
+    }
+    review.measured = int(keep.sum())
+
+
+def _measures_table(ctx: _Context, review: _LocationReview) -> str:
+    if review.error is not None:
+        return _p(f"Linkage is not measured: {review.error}.", "error")
+    if not review.measures:
+        return ""
     note = ""
-    if not keep.all():
+    if review.measured < review.matched:
         note = _p(
-            f"Measured on the {int(keep.sum()):,} records whose original location is "
+            f"Measured on the {review.measured:,} records whose original location is "
             f"complete and within {_REGION_KM:g} km of the median original location; "
-            f"{int((~keep).sum()):,} are left out.",
+            f"{review.matched - review.measured:,} are left out.",
             "muted",
         )
     labels = {
         "reid_rate": "re-identified by a nearest-location attacker",
-        "suppressed_share": "locations suppressed",
+        "suppressed_share": "released records whose location is suppressed",
         "median_shift_m": "median displacement (m)",
         "mean_shift_m": "mean displacement (m)",
         "p95_shift_m": "95th percentile displacement (m)",
@@ -197,13 +260,19 @@ def _location_measures(
         "k_below_5_share": "records with spatial k below 5",
     }
     shares = {"reid_rate", "suppressed_share", "k_below_5_share"}
-    rows = [(labels.get(k, k), _pct(v) if k in shares else v) for k, v in measures.items()]
+    rows: list[tuple[str, Any]] = [
+        (labels.get(k, k), _pct(v) if k in shares else v) for k, v in review.measures.items()
+    ]
+    rows_in = max(ctx.rows_in(), 1)
+    dropped = f"{review.dropped:,} of {rows_in:,} ({_pct(review.dropped / rows_in)})"
+    rows.insert(2, ("records dropped as outside the mask's projection", dropped))
     return (
         note
         + _table(["measure", "value"], rows)
         + _p(
             "Measured against an attacker who holds the true locations and links each "
-            "released point to the nearest one (veil.geo.evaluate).",
+            "released point to the nearest one (veil.geo.evaluate). Dropped records are "
+            "not in the release, so they are not measured.",
             "muted",
         )
         + _explained(["linkage", "displacement", "spatial-k"])

@@ -14,7 +14,8 @@ from typing import Any, Final
 from veil.release.report.context import _NOISE, _PSEUDONYMS, _Context
 from veil.release.report.findings import _Finding
 from veil.release.report.glossary import _term
-from veil.release.report.page import _e, _fmt, _link, _names, _share, _text
+from veil.release.report.maps import _LocationReview
+from veil.release.report.page import _e, _fmt, _link, _names, _pct, _share, _text
 from veil.release.report.risk import _RiskReview
 from veil.release.report.treatments import _MASK_NAMES, _how
 
@@ -52,9 +53,9 @@ def _anonymization_item(ctx: _Context, columns: list[Hashable]) -> str:
     text = f"Generalized together ({_term('k-anonymity')}"
     text += f"): {html.escape(rule)}. " if rule else "). "
     text += html.escape(how) + "."
-    suppressed = ctx.anonymization.get("suppressed")
-    if isinstance(suppressed, int) and not isinstance(suppressed, bool) and suppressed:
-        share = suppressed / max(len(ctx.original), 1)
+    suppressed = ctx.suppressed()
+    if suppressed:
+        share = suppressed / max(ctx.rows_in(), 1)
         text += f" {suppressed:,} records ({_share(share)}) were suppressed."
     return text
 
@@ -150,21 +151,63 @@ def _text_list(value: Any) -> str:
     return _text(value)
 
 
-def _at_risk(ctx: _Context, risk: _RiskReview | None) -> list[str]:
+def _at_risk(
+    ctx: _Context, risk: _RiskReview | None, places: Sequence[_LocationReview]
+) -> list[str]:
+    """What is left at risk, the largest share of records first.
+
+    Each measure that the sections below show gives one item with the share of the
+    records it puts at risk: records alone in their class or above the risk threshold,
+    records whose class reveals a sensitive value, records a nearest-location attacker
+    re-identifies. Ranking by those shares puts the main risk first, whatever it is.
+    """
+    ranked: list[tuple[float, str]] = [(share, text) for share, text in _location_risks(places)]
     if risk is None:
-        return [
-            "Re-identification risk is not measured (the plan's evaluation.metrics leaves "
-            "out risk)."
-        ]
-    if not risk.qis:
-        return ["No quasi-identifiers are declared: the risk of linking records is not measured."]
-    if risk.error is not None:
-        return [f"The risk could not be computed: {_e(risk.error)}."]
-    items = []
+        ranked.append(
+            (
+                -1.0,
+                "Re-identification risk on the quasi-identifiers is not measured (the "
+                "plan's evaluation.metrics leaves out risk).",
+            )
+        )
+    elif not risk.qis:
+        text = "No column is declared a quasi-identifier: linkage on exact values is not measured"
+        text += "; the locations are measured above." if places else "."
+        ranked.append((-1.0, html.escape(text)))
+    elif risk.error is not None:
+        ranked.append((2.0, f"The risk could not be computed: {_e(risk.error)}."))
+    else:
+        ranked.extend(_class_risks(ctx, risk))
+    ranked.sort(key=lambda item: -item[0])
+    return [text for _, text in ranked]
+
+
+def _location_risks(places: Sequence[_LocationReview]) -> list[tuple[float, str]]:
+    out = []
+    for review in places:
+        if review.error is not None:
+            out.append((2.0, html.escape(f"{review.name}: linkage not measured ({review.error}).")))
+            continue
+        rate = review.reid_rate
+        if rate is None:
+            continue
+        k_low = review.measures.get("k_below_5_share")
+        text = (
+            f"{review.name}: a nearest-location attacker who holds the true locations "
+            f"re-identifies {_pct(rate)} of the released records"
+        )
+        if k_low is not None:
+            text += f"; {_pct(float(k_low))} hide among fewer than 5 true locations"
+        out.append((rate, html.escape(text) + " (" + _link("maps", "Locations") + ")."))
+    return out
+
+
+def _class_risks(ctx: _Context, risk: _RiskReview) -> list[tuple[float, str]]:
+    items: list[tuple[float, str]] = []
     after, before = risk.after, risk.before
     if after is not None and before is not None:
         smallest = round(1.0 / after.prosecutor_highest) if after.prosecutor_highest else 0
-        items.append(
+        text = (
             html.escape(
                 f"On {_names(risk.keys)}, what an attacker can match: the smallest class "
                 f"holds {smallest:,} record{'s' if smallest != 1 else ''} (highest "
@@ -176,43 +219,54 @@ def _at_risk(ctx: _Context, risk: _RiskReview | None) -> list[str]:
                 f"{before.prosecutor_highest:.3g})."
             )
         )
+        items.append((float(after.records_above_threshold), text))
     else:
         items.append(
-            "No quasi-identifier is released exactly: no record can be matched on exact values."
+            (
+                0.0,
+                "No quasi-identifier is released exactly: no record can be matched on exact "
+                "values.",
+            )
         )
     if risk.noised:
         items.append(
-            html.escape(
-                f"{_names(risk.noised)}: noised, not matchable exactly; protected by their ε."
+            (
+                0.0,
+                html.escape(
+                    f"{_names(risk.noised)}: noised, not matchable exactly; protected by their ε."
+                ),
             )
         )
+    items.extend(_disclosure_risks(ctx, risk))
+    return items
+
+
+def _disclosure_risks(ctx: _Context, risk: _RiskReview) -> list[tuple[float, str]]:
     real = [(d.column, d.after[2]) for d in risk.disclosure if d.after is not None and d.after[2]]
     if real:
         named = [f"{c} ({n:,} records)" for c, n in real]
-        items.append(
-            _term("homogeneity", "Attribute disclosure")
-            + html.escape(f": classes reveal {_names(named)} beyond the base rate.")
-        )
-    elif risk.disclosure:
-        majority = [
-            f"{d.column} = {_text(d.majority)} for {_share(d.majority_share)} of all records"
-            for d in risk.disclosure
-            if d.after is not None and d.after[0] and d.majority_share >= 0.8
-        ]
-        text = "No class reveals a sensitive value beyond its base rate"
-        if majority:
-            text += (
-                f" (homogeneous classes on majority values, such as {majority[0]}, repeat "
-                "what the whole table shows)"
+        share = max(n for _, n in real) / max(len(ctx.released), 1)
+        return [
+            (
+                share,
+                _term("homogeneity", "Attribute disclosure")
+                + html.escape(f": classes reveal {_names(named)} beyond the base rate."),
             )
-        items.append(html.escape(text + "."))
-    if ctx.pairs:
-        items.append(
-            "Locations: the linkage rate of a nearest-location attacker is in "
-            + _link("maps", "Locations")
-            + "."
+        ]
+    if not risk.disclosure:
+        return []
+    majority = [
+        f"{d.column} = {_text(d.majority)} for {_share(d.majority_share)} of all records"
+        for d in risk.disclosure
+        if d.after is not None and d.after[0] and d.majority_share >= 0.8
+    ]
+    text = "No class reveals a sensitive value beyond its base rate"
+    if majority:
+        text += (
+            f" (homogeneous classes on majority values, such as {majority[0]}, repeat "
+            "what the whole table shows)"
         )
-    return items
+    return [(0.0, html.escape(text + "."))]
 
 
 def _not_protected(ctx: _Context) -> list[str]:
@@ -251,7 +305,12 @@ def _findings_section(findings: Sequence[_Finding]) -> str:
     return _flags(findings)
 
 
-def _verdict_section(ctx: _Context, risk: _RiskReview | None, findings: Sequence[_Finding]) -> str:
+def _verdict_section(
+    ctx: _Context,
+    risk: _RiskReview | None,
+    places: Sequence[_LocationReview],
+    findings: Sequence[_Finding],
+) -> str:
     count = len(findings)
     where = _link("attention", "Needs attention")
     if count:
@@ -262,7 +321,7 @@ def _verdict_section(ctx: _Context, risk: _RiskReview | None, findings: Sequence
     blocks = [
         ("What was protected, and how", _protected(ctx)),
         ("Cost per record", [_cost(ctx)]),
-        ("What is left at risk", _at_risk(ctx, risk)),
+        ("What is left at risk, the largest first", _at_risk(ctx, risk, places)),
         ("What is not protected", _not_protected(ctx)),
     ]
     body = "".join(
