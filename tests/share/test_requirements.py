@@ -18,7 +18,7 @@ from veil.errors import (
     PrivacyWarning,
 )
 from veil.risk import assess_pif
-from veil.share import derive_requirements, detect_identifiers
+from veil.share import derive_requirements, detect_identifiers, refinement_notes
 
 
 def _table(seed: int = 0, n: int = 400) -> pd.DataFrame:
@@ -106,6 +106,50 @@ def test_a_single_q_attribute_has_qpif_zero_and_moves_as_the_rule_says() -> None
     assert result.refined_assessment is None and result.guard.passed
     assert any("QPIF = 0" in step for step in result.steps)
     assert any("fully synthetic" in step for step in result.steps)
+
+
+def test_refine_false_keeps_q_and_reports_what_the_rule_would_move() -> None:
+    df = _table()
+    refined = derive_requirements(df, ["sex", "bp", "chol"], ["bmi", "age"], default_bins="exact")
+    with pytest.warns(PrivacyWarning, match="only 1-anonymous"):
+        kept = derive_requirements(
+            df, ["sex", "bp", "chol"], ["bmi", "age"], refine=False, default_bins="exact",
+            on_violation="warn",
+        )  # fmt: skip
+    # nothing moves; the table still says what the rule would have moved
+    assert kept.moved == () and kept.refined_q == ("sex", "bp", "chol")
+    assert kept.table["moved"].equals(refined.table["moved"]) and kept.table.loc["chol", "moved"]
+    # PIF_thresh over Q as given; the guard checks that Q (chol singles records out)
+    assert kept.pif_thresh == pytest.approx(min(kept.table["qspif"].max(), 1.0))
+    assert kept.guard.columns == ("sex", "bp", "chol") and not kept.guard.passed
+    assert any("'chol'" in step and "would move to S" in step for step in kept.steps)
+    assert any("refinement off" in step for step in kept.steps)
+    assert kept.to_dict()["refine"] is False and refined.to_dict()["refine"] is True
+    with pytest.raises(ParameterError, match="refine must be True or False; got 'no'"):
+        derive_requirements(df, ["sex"], ["bmi"], refine="no")  # type: ignore[arg-type]
+
+
+def test_refinement_notes_give_the_figures_and_the_way_out() -> None:
+    df = _table()
+    result = derive_requirements(df, ["sex", "bp", "chol"], ["bmi", "age"], default_bins="exact")
+    notes = refinement_notes(result.table, result.alpha)
+    row = result.table.loc["chol"]
+    assert notes == [
+        f"'chol': QPIF {row['qpif']:.4f}, QSPIF {row['qspif']:.4f}: QSPIF - QPIF = "
+        f"{row['delta']:.4f} >= alpha * QPIF = {row['qpif']:.4f}; it stays with alpha above "
+        f"{row['delta'] / row['qpif']:.4g}"
+    ]
+    # with that alpha, it does stay
+    above = row["delta"] / row["qpif"] * 1.001
+    with pytest.warns(PrivacyWarning, match="only 1-anonymous"):  # chol stays: Q is unique
+        kept = derive_requirements(
+            df, ["sex", "bp", "chol"], ["bmi", "age"], alpha=above, default_bins="exact",
+            on_violation="warn",
+        )  # fmt: skip
+    assert not kept.table.loc["chol", "moved"]
+    single = derive_requirements(df, ["sex"], ["bmi"], default_bins="exact")
+    (note,) = refinement_notes(single.table, single.alpha)
+    assert "QPIF = 0" in note and "degenerates" in note
 
 
 def test_the_guard_refuses_a_q_that_singles_people_out() -> None:

@@ -482,12 +482,14 @@ def test_the_pipeline_refines_q_derives_the_pairs_and_lists_the_readings() -> No
         s=S,
         label="y",
         domain=domain,
+        refine=True,
+        alpha=4.5,  # sex and region stay above alpha 3.2 and 3.6 on this table, chol 5.1
         synthesizer="independent",
         instances=1,
         tn=3,
         rng=3,
     )
-    assert "chol" in requirements.moved and "chol" in result.s
+    assert requirements.refine and list(requirements.moved) == ["chol"] and "chol" in result.s
     assert set(result.q) == set(requirements.refined_q)
     expected = budget_pairs(requirements.pif_thresh, len(data), tn=3).pairs
     assert [tuple(p) for p in result.settings["pairs"]] == [tuple(p) for p in expected]
@@ -500,8 +502,33 @@ def test_the_pipeline_refuses_when_refinement_empties_q() -> None:
     data = _table(300)
     data["chol"] = np.random.default_rng(2).integers(120, 320, len(data))
     domain = {**DOMAIN, "chol": {"bounds": [100, 340], "integer": True}}
-    with pytest.raises(ParameterError, match="moved every Q attribute"):
-        optimshare(data, q=["chol"], s=S, label="y", domain=domain, synthesizer="independent")
+    with pytest.raises(ParameterError, match="moved every Q attribute") as err:
+        optimshare(
+            data, q=["chol"], s=S, label="y", domain=domain, refine=True,
+            synthesizer="independent",
+        )  # fmt: skip
+    # one Q attribute: its cohort is the whole table, QPIF = 0, the rule degenerates
+    assert "'chol': QPIF 0.0000" in str(err.value)
+    assert "degenerates and moves it whatever QSPIF is" in str(err.value)
+    assert "refine=False" in str(err.value)
+
+
+def test_the_pipeline_keeps_q_as_given_by_default() -> None:
+    data = _table(600)
+    data["chol"] = np.random.default_rng(2).integers(120, 320, len(data))
+    domain = {**DOMAIN, "chol": {"bounds": [100, 340], "integer": True, "bins": 12}}
+    result, requirements = optimshare(
+        data, q=["sex", "region"], s=[*S, "chol"], label="y", domain=domain,
+        synthesizer="independent", instances=1, tn=3, rng=3,
+    )  # fmt: skip
+    assert not requirements.refine and requirements.moved == ()
+    assert result.q == ("sex", "region")
+    pd.testing.assert_frame_equal(result.data[["sex", "region"]], data[["sex", "region"]])
+    # PIF_thresh is the largest QSPIF over the Q as given, the PIF read in public bins
+    assert requirements.pif_thresh == pytest.approx(requirements.table["qspif"].max())
+    assert [b.column for b in requirements.qs_assessment.bins if b.column == "chol"]
+    assert not any("Q refinement" in leak for leak in result.leaks)
+    assert "refinement off" in result.readings["requirements"]
 
 
 # ----------------------------------------------------------------------------- figures

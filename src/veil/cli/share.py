@@ -2,9 +2,13 @@
 
 Reads one table and a public domain (YAML: column -> categories, or bounds and bins, as
 :meth:`veil.synth.TableDomain.from_dict` reads), runs :func:`veil.share.optimshare`
-(PIF refinement of Q, fuzzy (ε, δ) pairs, the search) and writes the chosen candidate
-with its rows shuffled (:func:`veil.frames.shuffle_rows`) and CSV cells a spreadsheet
-would run as formulas escaped. It prints the chosen pair, the composed privacy cost and
+(the PIF requirements, with the paper's refinement of Q only under ``--refine``; fuzzy
+(ε, δ) pairs; the search, by default with the private selection) and writes the chosen
+candidate
+with its rows shuffled (:func:`veil.frames.shuffle_rows`) and CSV cells a
+spreadsheet would run as formulas escaped. Its defaults are a plan's ``share:`` section's
+(``refine: false``, ``alpha: 1``, ``selection: private``, ``min_k: 2``, 4 instances,
+``E^T`` 0.5). It prints the chosen pair, the composed privacy cost and
 every leak. Nothing is written unless the search releases a candidate, and the table is
 written atomically: a killed run leaves no partial output.
 """
@@ -38,7 +42,7 @@ from veil.cli.files import (
 from veil.cli.options import Encoding, Json, Seed, Sep
 
 if TYPE_CHECKING:
-    from veil.share import ShareResult
+    from veil.share import ShareRequirements, ShareResult
 
 __all__ = ["share"]
 
@@ -100,9 +104,24 @@ def share(
         str,
         typer.Option(
             "--selection",
-            help="paper (argmax; costs every fit composed) or private (random stopping).",
+            help="private (random stopping over noisy scores) or paper (the argmax: reads "
+            "the raw records, no bound covers its choice).",
         ),
-    ] = "paper",
+    ] = "private",
+    refine: Annotated[
+        bool,
+        typer.Option(
+            "--refine/--no-refine",
+            help="Apply the paper's PIF refinement (moves Q attributes to S), or keep Q as given.",
+        ),
+    ] = False,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            help="The refinement's coefficient: Q_i moves when QSPIF - QPIF >= alpha * QPIF.",
+        ),
+    ] = 1.0,
     min_k: Annotated[
         int, typer.Option("--min-k", help="The released Q must be min-k-anonymous.")
     ] = 2,
@@ -113,9 +132,11 @@ def share(
 ) -> None:
     """Release Q exactly beside DP synthetic S, the candidate chosen by OptimShare's search.
 
-    S is drawn from differentially private models (the printed cost is their
-    composition under the selection used); Q is released exactly and is NOT covered by
-    any DP guarantee; the printed leaks are not covered either.
+    S is drawn from differentially private models: under the private selection (the
+    default) the printed cost covers the released table; under the paper's argmax it
+    covers the fitted models, and the argmax's choice, made on the raw records, is a
+    leak no bound covers. Q is released exactly and is NOT covered by any DP
+    guarantee; the printed leaks are not covered either.
     """
     from veil.errors import DisclosureRiskError
     from veil.frames import shuffle_rows
@@ -131,45 +152,9 @@ def share(
     frame = read_table(data, sep=sep, encoding=encoding)
     require_columns(frame, [*q_cols, *s_cols, label], "--q, --s, --label", data.name)
     total = tn * (1 + instances) if selection == "paper" else 0
-    with captured_warnings() as caught:
-        search_rng, order_rng = spawn(resolve_rng(seed, stacklevel=3), 2)
-        try:
-            result = _run(
-                frame, q_cols, s_cols, label, spec, synthesizer, instances, tn, t_epsilon,
-                p_l, e_threshold, selection, min_k, search_rng, total,
-            )  # fmt: skip
-        except (NoCandidateError, DisclosureRiskError) as exc:
-            raise CheckFailedError(str(exc)) from None
-        except ImportError as exc:
-            raise CliUsageError(str(exc)) from None
-    print_warnings(caught)
-    released = shuffle_rows(result.data, order_rng)
-    escaped = write_table(released, out, sep=sep, inputs=[data, domain])
-    _report(result, out, escaped, as_json)
-
-
-def _run(
-    frame: Any,
-    q: list[str],
-    s: list[str],
-    label: str,
-    spec: dict[str, Any],
-    synthesizer: str,
-    instances: int,
-    tn: int,
-    t_epsilon: float,
-    p_l: float,
-    e_threshold: float,
-    selection: str,
-    min_k: int,
-    rng: Any,
-    total: int,
-) -> ShareResult:
-    from veil.share import optimshare
-
     options: dict[str, Any] = {
-        "q": q,
-        "s": s,
+        "q": q_cols,
+        "s": s_cols,
         "label": label,
         "domain": spec,
         "synthesizer": synthesizer,
@@ -179,9 +164,29 @@ def _run(
         "p_l": p_l,
         "e_threshold": e_threshold,
         "selection": selection,
+        "refine": refine,
+        "alpha": alpha,
         "min_k": min_k,
-        "rng": rng,
     }
+    with captured_warnings() as caught:
+        search_rng, order_rng = spawn(resolve_rng(seed, stacklevel=3), 2)
+        try:
+            result, requirements = _run(frame, options, search_rng, total)
+        except (NoCandidateError, DisclosureRiskError) as exc:
+            raise CheckFailedError(str(exc)) from None
+        except ImportError as exc:
+            raise CliUsageError(str(exc)) from None
+    print_warnings(caught)
+    released = shuffle_rows(result.data, order_rng)
+    escaped = write_table(released, out, sep=sep, inputs=[data, domain])
+    _report(result, requirements, out, escaped, as_json)
+
+
+def _run(
+    frame: Any, options: dict[str, Any], rng: Any, total: int
+) -> tuple[ShareResult, ShareRequirements]:
+    from veil.share import optimshare
+
     if total:
         with progress("OptimShare search", total) as advance:
 
@@ -189,14 +194,20 @@ def _run(
                 if done:
                     advance(step)
 
-            result, _ = optimshare(frame, progress=report, **options)
-            return result
-    with status("OptimShare search (private selection)"):
-        result, _ = optimshare(frame, **options)
-    return result
+            return optimshare(frame, progress=report, rng=rng, **options)
+    with status(f"OptimShare search ({options['selection']} selection)"):
+        return optimshare(frame, rng=rng, **options)
 
 
-def _report(result: ShareResult, out: Path, escaped: dict[str, int], as_json: bool) -> None:
+def _report(
+    result: ShareResult,
+    requirements: ShareRequirements,
+    out: Path,
+    escaped: dict[str, int],
+    as_json: bool,
+) -> None:
+    from veil.share import refinement_notes
+
     chosen = result.chosen
     if as_json:
         emit_json({"out": out, "csv_cells_escaped": escaped, **result.to_dict()})
@@ -221,6 +232,15 @@ def _report(result: ShareResult, out: Path, escaped: dict[str, int], as_json: bo
         ["selection", "composed epsilon", "delta", "how"],
         [[rule, c.epsilon, c.delta, c.mechanism] for rule, c in result.costs.items()],
     )
+    would = [str(c) for c in requirements.table.index[requirements.table["moved"]]]
+    if requirements.refine:
+        for note in refinement_notes(requirements.table, requirements.alpha):
+            print_note(f"veil: refinement moved {note}")
+    elif would:
+        print_note(
+            f"veil: Q kept as given (--no-refine); the paper's refinement would move {would} "
+            "to S (see --refine)"
+        )
     print_note(f"veil: Q exact (not covered by DP): {', '.join(result.q)}")
     print_note(f"veil: S synthetic: {', '.join(result.s)}")
     for leak in result.leaks:

@@ -33,6 +33,7 @@ from veil.share.requirements import (
     ShareRequirements,
     derive_requirements,
     detect_identifiers,
+    refinement_notes,
 )
 from veil.share.result import ShareResult
 from veil.share.review import public_bins, review_share
@@ -90,6 +91,7 @@ __all__ = [
     "random_stopping_epsilon",
     "record_folds",
     "record_vectors",
+    "refinement_notes",
     "review_share",
     "search_cost_bound",
     "similarity_groups",

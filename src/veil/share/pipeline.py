@@ -2,15 +2,24 @@
 
 :func:`optimshare` runs the paper's Algorithm 1 on veil's pieces, in order:
 
-1. :func:`veil.share.derive_requirements`: identifiers left out, Q refined by PIF
-   (attributes whose distribution S changes too much move to S), ``PIF_thresh``, and
-   the absolute guard on the released Q (refuses by default);
+1. :func:`veil.share.derive_requirements`: identifiers left out, Q refined by PIF when
+   ``refine=True`` (attributes whose distribution S changes too much move to S; off by
+   default, as in a plan and ``veil share``), ``PIF_thresh``, and the absolute guard on
+   the released Q (refuses by default);
 2. :func:`veil.share.budget_pairs`: ``TN`` (ε, δ) pairs for ``PIF_thresh``;
 3. :func:`veil.share.optimshare_search` on the refined Q and S.
 
-The data-dependent steps of 1 and 2 (the refinement, ``PIF_thresh`` and so the pairs,
-any quantile bins of the PIF assessment) are not covered by any privacy cost; they are
-added to the result's leaks, and the requirements' and pairs' readings to its readings.
+The PIF assessment bins numeric columns by their public domain's bins
+(:func:`veil.share.public_bins`), as a plan does, unless ``pif_bins`` says otherwise. The
+data-dependent steps of 1 and 2 (the refinement, ``PIF_thresh`` and so the pairs, any
+quantile bins of the PIF assessment) are not covered by any privacy cost; they are added
+to the result's leaks, and the requirements' and pairs' readings to its readings.
+
+When the refinement moves every Q attribute, nothing can stay exact and the pipeline
+refuses, naming each attribute's QPIF and QSPIF and the way out
+(:func:`veil.share.refinement_notes`): with ``QPIF = 0`` the rule degenerates (it moves
+the attribute whatever QSPIF and alpha are), otherwise a larger alpha would keep it;
+``refine=False`` keeps Q as given.
 """
 
 from __future__ import annotations
@@ -24,8 +33,9 @@ import pandas as pd
 from veil.errors import ParameterError
 from veil.risk.pif import BinSpec
 from veil.share.fuzzy import budget_pairs
-from veil.share.requirements import ShareRequirements, derive_requirements
+from veil.share.requirements import ShareRequirements, derive_requirements, refinement_notes
 from veil.share.result import ShareResult
+from veil.share.review import public_bins
 from veil.share.search import optimshare_search
 from veil.synth import TableDomain
 
@@ -36,9 +46,16 @@ def _pipeline_leaks(requirements: ShareRequirements, pif_thresh: float) -> list[
     leaks = [
         f"PIF_thresh = {pif_thresh:.4f} was computed from the raw records and sets the "
         "(epsilon, delta) pairs",
-        "the Q refinement (which attributes stay exact) was decided on the raw records"
-        + (f"; moved to S: {[str(c) for c in requirements.moved]}" if requirements.moved else ""),
     ]
+    if requirements.refine:
+        leaks.append(
+            "the Q refinement (which attributes stay exact) was decided on the raw records"
+            + (
+                f"; moved to S: {[str(c) for c in requirements.moved]}"
+                if requirements.moved
+                else ""
+            )
+        )
     for assessment in (requirements.q_assessment, requirements.qs_assessment):
         leaks.extend(n for n in assessment.data_dependent if n.startswith("quantile"))
     if requirements.left_out:
@@ -56,6 +73,7 @@ def optimshare(
     s: Sequence[str],
     label: str,
     domain: TableDomain | Mapping[str, Any],
+    refine: bool = False,
     alpha: float = 1.0,
     pif_bins: Mapping[Hashable, BinSpec] | None = None,
     pif_default_bins: BinSpec | None = "exact",
@@ -82,9 +100,14 @@ def optimshare(
         The class column of the application (GaussianNB).
     domain : TableDomain or plan-like mapping
         Public domain of every column of ``q`` and ``s``.
+    refine : bool, default False
+        Apply the paper's PIF refinement of Q (False, as in a plan: Q kept as given,
+        PIF_thresh the largest QSPIF over it).
     alpha, pif_bins, pif_default_bins, min_k, on_violation
-        Passed to :func:`veil.share.derive_requirements` (``bins``, ``default_bins``);
-        the default ``"exact"`` takes every distinct value as a category, as the paper.
+        Passed to :func:`veil.share.derive_requirements` (``bins``, ``default_bins``).
+        ``pif_bins`` defaults to the public bins of the domain's numeric columns; other
+        columns take ``pif_default_bins``, by default ``"exact"`` (every distinct value a
+        category, as the paper).
     t_epsilon, p_l, tn
         Passed to :func:`veil.share.budget_pairs` (paper defaults 8, 0.01 %, 12).
     **search
@@ -101,28 +124,38 @@ def optimshare(
     Raises
     ------
     veil.errors.ParameterError
-        The refinement leaves no Q attribute (the release would be fully synthetic:
-        use :mod:`veil.synth` directly), or as the three steps raise.
+        The refinement leaves no Q attribute (the message gives each attribute's QPIF
+        and QSPIF and the way out), or as the three steps raise.
     veil.errors.DisclosureRiskError
         The released Q fails the guard and ``on_violation="refuse"``.
     """
     for key in ("q", "s", "pairs", "t_epsilon"):
         if key in search:
             raise ParameterError(f"{key}: is set by the pipeline, not a search option")
+    table_domain = domain if isinstance(domain, TableDomain) else TableDomain.from_dict(domain)
+    table_domain.encode(data, [*q, *s])  # every value within its public domain, or an error
+    if pif_bins is None:
+        released = {str(c) for c in (*q, *s)}
+        pif_bins = {c: b for c, b in public_bins(table_domain).items() if c in released}
     requirements = derive_requirements(
         data,
         q,
         s,
         alpha=alpha,
+        refine=refine,
         bins=pif_bins,
         default_bins=pif_default_bins,
         min_k=min_k,
         on_violation=on_violation,
     )
     if requirements.pif_thresh is None or not requirements.refined_q:
+        notes = "; ".join(refinement_notes(requirements.table, requirements.alpha))
         raise ParameterError(
-            f"q: the PIF refinement moved every Q attribute ({list(q)!r}) to S, so nothing "
-            "can stay exact; release fully synthetic data with veil.synth, or choose another Q"
+            f"q: the PIF refinement (alpha = {requirements.alpha:g}) moved every Q attribute "
+            f"({list(q)!r}) to S, so nothing would stay exact: {notes}. Keep Q as given "
+            "with refine=False (veil share --no-refine, a plan's refine: false), raise "
+            "alpha where QPIF > 0, choose another Q, or release fully synthetic data with "
+            "veil.synth"
         )
     pif_thresh = requirements.pif_thresh
     pairs = budget_pairs(

@@ -18,8 +18,13 @@ Readings veil makes where the paper is silent, each stated in the result's ``ste
   paper's wording); moving attributes does not change any QSPIF, since Q ∪ S is the same
   table however it is split;
 * ``QPIF_i = 0`` (for example a Q of one attribute, whose cohort is the whole table)
-  makes the rule move ``Q_i`` whenever ``QSPIF_i >= 0``, that is always: the rule is
-  applied literally and the step says so;
+  makes the rule move ``Q_i`` whenever ``QSPIF_i >= 0``, that is always, whatever
+  alpha: the rule degenerates. It is applied literally, the step says so, and
+  :func:`refinement_notes` gives each moved attribute's figures and the alpha above
+  which it would stay;
+* the refinement can be turned off (``refine=False``, the default of a plan and of
+  ``veil share``): Q is kept as given, PIF_thresh is the largest QSPIF over it, and the
+  guard checks it; the table still shows what the rule would have moved;
 * with no Q attribute left, ``PIF_thresh`` is undefined (``None``): the release is
   fully synthetic;
 * direct identifiers are found by uniqueness first (a column whose value alone singles
@@ -60,7 +65,13 @@ from veil.errors import (
 )
 from veil.risk.pif import BinSpec, PifAssessment, assess_pif
 
-__all__ = ["QGuard", "ShareRequirements", "derive_requirements", "detect_identifiers"]
+__all__ = [
+    "QGuard",
+    "ShareRequirements",
+    "derive_requirements",
+    "detect_identifiers",
+    "refinement_notes",
+]
 
 
 def detect_identifiers(
@@ -190,6 +201,9 @@ class ShareRequirements:
         The assessment of the refined Q-only table (None when Q is empty).
     steps : tuple of str
         What was done and read, in order, in words.
+    refine : bool
+        Whether the rule was applied (False: Q kept as given, ``moved`` empty; the
+        table's ``moved`` says what the rule would have moved).
     """
 
     q: tuple[Hashable, ...]
@@ -209,6 +223,7 @@ class ShareRequirements:
     qs_assessment: PifAssessment
     refined_assessment: PifAssessment | None
     steps: tuple[str, ...]
+    refine: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """The readings as plain data (for JSON, a manifest's custodian record, a report)."""
@@ -216,6 +231,7 @@ class ShareRequirements:
             "q": [str(c) for c in self.q],
             "s": [str(c) for c in self.s],
             "alpha": self.alpha,
+            "refine": self.refine,
             "identifiers": [str(c) for c in self.identifiers.index[self.identifiers.identifier]]
             if len(self.identifiers)
             else [],
@@ -381,6 +397,7 @@ def derive_requirements(
     s: Sequence[Hashable],
     *,
     alpha: float = 1.0,
+    refine: bool = True,
     bins: Mapping[Hashable, BinSpec] | None = None,
     default_bins: BinSpec | None = None,
     priors: Mapping[Hashable, Mapping[Any, float]] | None = None,
@@ -406,6 +423,10 @@ def derive_requirements(
     alpha : float, default 1
         The sensitivity coefficient (> 0): ``Q_i`` moves to S when
         ``QSPIF_i - QPIF_i >= alpha * QPIF_i``.
+    refine : bool, default True
+        Apply the rule (the paper's step 2). False keeps Q as given: nothing moves,
+        PIF_thresh is the largest QSPIF over Q and the guard checks Q; the table still
+        says what the rule would move.
     bins, default_bins, priors
         How columns become categories and their priors, as in
         :func:`veil.risk.assess_pif`; the same for the Q-only and the Q ∪ S tables.
@@ -446,6 +467,8 @@ def derive_requirements(
     if both:
         raise ParameterError(f"q and s must not overlap; both name {both!r}")
     _check_options(alpha, min_k, max_csf, on_violation)
+    if not isinstance(refine, bool):
+        raise ParameterError(f"refine must be True or False; got {refine!r}")
     for what, given in (("bins", bins), ("priors", priors)):
         outside = [c for c in (given or {}) if c not in q_cols and c not in s_cols]
         if outside:
@@ -472,19 +495,21 @@ def derive_requirements(
     )
     table = _refinement_table(q_cols, q_only, qs, alpha)
     for attribute, row in table.to_dict("index").items():
-        verdict = "moves to S" if bool(row["moved"]) else "stays in Q"
+        verdict = ("moves to S" if refine else "would move to S") if row["moved"] else "stays in Q"
         note = " (QPIF = 0: the rule moves it whatever QSPIF is)" if row["qpif"] == 0 else ""
         steps.append(
             f"{attribute!r}: QPIF {row['qpif']:.4f}, QSPIF {row['qspif']:.4f}, delta "
             f"{row['delta']:.4f} {'>=' if row['moved'] else '<'} alpha * QPIF = "
             f"{row['bound']:.4f}: {verdict}{note}"
         )
-    moved = [c for c in q_cols if bool(table.at[c, "moved"])]
+    moved = [c for c in q_cols if refine and bool(table.at[c, "moved"])]
     refined_q = [c for c in q_cols if c not in moved]
     refined_s = [*kept_s, *moved]
     steps.append(
         "refinement is one pass: every Q attribute is judged on the same QPIF and QSPIF; "
         "moving attributes changes no QSPIF (Q ∪ S is the same table)"
+        if refine
+        else "refinement off (refine=False): Q is kept as given"
     )
     return _finish(
         df,
@@ -504,6 +529,7 @@ def derive_requirements(
         min_k,
         max_csf,
         on_violation,
+        refine,
     )
 
 
@@ -534,6 +560,7 @@ def _finish(
     min_k: int,
     max_csf: float | None,
     on_violation: Literal["refuse", "warn"],
+    refine: bool,
 ) -> ShareRequirements:
     """PIF_thresh, the refined Q's own assessment, the guard, and the result."""
     refined = assess_pif(df, refined_q, **_restricted(options, refined_q)) if refined_q else None
@@ -578,6 +605,7 @@ def _finish(
         qs_assessment=qs,
         refined_assessment=refined,
         steps=tuple(steps),
+        refine=refine,
     )
     if not guard.passed:
         message = "derive_requirements: " + "; ".join(guard.reasons)
@@ -588,3 +616,39 @@ def _finish(
             )
         warnings.warn(message, PrivacyWarning, stacklevel=3)
     return result
+
+
+def refinement_notes(table: pd.DataFrame, alpha: float) -> list[str]:
+    """Why each Q attribute the rule moves is moved, with its figures and the way out.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`ShareRequirements.table` (``qpif``, ``qspif``, ``delta``, ``moved``).
+    alpha : float
+        The sensitivity coefficient the table was judged with.
+
+    Returns
+    -------
+    list of str
+        One line per attribute the rule moves: its QPIF and QSPIF, and either the alpha
+        above which it would stay (``delta / QPIF``) or, when QPIF = 0, that the rule
+        degenerates (it moves the attribute whatever QSPIF and alpha are).
+    """
+    notes = []
+    for attribute, row in table.to_dict("index").items():
+        if not bool(row["moved"]):
+            continue
+        figures = f"{attribute!r}: QPIF {row['qpif']:.4f}, QSPIF {row['qspif']:.4f}"
+        if row["qpif"] == 0:
+            notes.append(
+                f"{figures}: QPIF = 0, so QSPIF - QPIF >= alpha * QPIF holds for every "
+                "alpha: the rule degenerates and moves it whatever QSPIF is"
+            )
+        else:
+            keep = float(row["delta"]) / float(row["qpif"])
+            notes.append(
+                f"{figures}: QSPIF - QPIF = {row['delta']:.4f} >= alpha * QPIF = "
+                f"{alpha * row['qpif']:.4f}; it stays with alpha above {keep:.4g}"
+            )
+    return notes
