@@ -78,6 +78,64 @@ def test_the_review_measures_both_tables_and_keeps_q_figures_apart() -> None:
     assert "sampled whole" in review["fully_synthetic"]
 
 
+def test_table2_is_measured_over_several_fold_draws_with_its_spread() -> None:
+    data = _table()
+    result = _search("conditional")
+    domain = TableDomain.from_dict(DOMAIN)
+    review = review_share(
+        data, result.data, q=["sex", "age"], s=["income", "y"], label="y",
+        domain=domain, model=result.model, repeats=4, rng=5,
+    )  # fmt: skip
+    assert review["repeats"] == 4
+    spread = review["comparison_spread"]
+    for row, tables in review["comparison"].items():
+        for name, mean in tables.items():
+            cell = spread[row][name]
+            assert len(cell["values"]) == 4
+            assert mean == pytest.approx(np.mean(cell["values"]))
+            assert cell["min"] <= mean <= cell["max"]
+            assert cell["sd"] == pytest.approx(np.std(cell["values"], ddof=1))
+    # each draw is Table 2 with its own folds: the classifier's figures move between
+    # draws, the exact Q's mean does not
+    assert spread["NB_recall"]["Original"]["max"] > spread["NB_recall"]["Original"]["min"]
+    assert spread["age_mean"]["OptimShare"]["sd"] == pytest.approx(0.0, abs=1e-12)
+    # one draw is comparison_table with the review's first fold stream
+    single = review_share(
+        data, result.data, q=["sex", "age"], s=["income", "y"], label="y",
+        domain=domain, model=result.model, repeats=1, rng=5,
+    )  # fmt: skip
+    assert single["comparison_spread"]["NB_RMSE"]["Original"]["sd"] == 0.0
+    with pytest.raises(ParameterError, match="repeats: must be an integer >= 1, got 0"):
+        review_share(data, result.data, q=["sex"], s=["y"], label="y", domain=domain, repeats=0)
+
+
+def test_the_linkage_is_the_raw_fraction_beside_p_n() -> None:
+    data = _table()
+    result = _search("conditional")
+    domain = TableDomain.from_dict(DOMAIN)
+    review = review_share(
+        data, result.data, q=["sex", "age"], s=["income", "y"], label="y", domain=domain,
+        model=result.model, repeats=1, epsilon=2.0, t_epsilon=8.0, rng=5,
+    )  # fmt: skip
+    link = review["linkage"]
+    # the fraction the search measured for the released candidate (paper selection: the
+    # counts are not noisy)
+    assert link["linkable_fraction"] == pytest.approx(result.chosen["linkable"])
+    assert link["linkable_records"] == round(result.chosen["linkable"] * len(data))
+    assert link["p_n"] == pytest.approx(min(1.0, 2.0 * link["linkable_fraction"] / 8.0))
+    assert link["p_n"] == pytest.approx(result.chosen["p_n"])
+    # records alone on their exact Q are linkable by definition: they are counted
+    alone = int((data.groupby(["sex", "age"])["y"].transform("size") == 1).sum())
+    assert link["alone"] == alone and link["linkable_records"] >= alone
+    assert link["groups"] == data.groupby(["sex", "age"]).ngroups
+    without = review_share(
+        data, result.data, q=["sex", "age"], s=["income", "y"], label="y", domain=domain,
+        repeats=1, rng=5,
+    )  # fmt: skip
+    assert without["linkage"]["p_n"] is None
+    assert without["linkage"]["linkable_fraction"] == link["linkable_fraction"]
+
+
 def test_the_paper_merge_has_no_fully_synthetic_table_and_says_why() -> None:
     result = _search("paper")
     review = review_share(

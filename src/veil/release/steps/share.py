@@ -229,6 +229,8 @@ def _review(
             label=spec.label,
             domain=TableDomain.from_dict(spec.domain),
             model=result.model,
+            epsilon=float(result.chosen["epsilon"]),
+            t_epsilon=float(result.settings["t_epsilon"]),
             rng=generator,
         )
     except VeilError as exc:
