@@ -156,3 +156,80 @@ def test_the_geo_verdict_ranks_the_location_risk_first(tmp_path: Path) -> None:
     assert "a lower k" not in attention and "max_suppression" not in attention
     flags = attention.count('<li class="flag">')
     assert f"{flags} finding" in verdict
+
+
+def test_grouped_categories_and_exact_columns_show_numbers_that_hold(tmp_path: Path) -> None:
+    """Issue 20 item 5: categories grouped by a hierarchy showed 'TVD 1, KL ∞' (their
+    labels differ from the values by construction); an exactly released column showed
+    a bare KL ∞; and the bins were 'over the the original's range'."""
+    wage = _wage()[["age", "education", "wage"]]
+    source = tmp_path / "wage.csv"
+    wage.to_csv(source, index=False)
+    school = {
+        "1. < HS Grad": "school",
+        "2. HS Grad": "school",
+        "3. Some College": "college",
+        "4. College Grad": "college",
+        "5. Advanced Degree": "college",
+    }
+    plan = {
+        "version": 1,
+        "name": "wage",
+        "input": {"path": str(source)},
+        "columns": {
+            "age": {"role": "quasi_identifier", "treatment": "keep"},
+            "education": {"role": "quasi_identifier", "treatment": "keep"},
+            "wage": {"role": "sensitive", "treatment": "keep"},
+        },
+        "anonymization": {
+            "quasi_identifiers": {
+                "age": {"intervals": {"widths": [10, 20]}},
+                "education": {"mapping": [school, {"school": "*", "college": "*"}]},
+            },
+            "models": [{"k_anonymity": 300}],
+            "max_suppression": 0.05,
+        },
+        "evaluation": {"metrics": ["divergence"]},
+        "output": {"format": "csv"},
+    }
+    result = release.run(plan, tmp_path / "out", rng=0)
+    assert result.report_path is not None
+    page = result.report_path.read_text(encoding="utf-8")
+    released = pd.read_csv(tmp_path / "out" / "release.csv")
+    assert set(released["education"]) <= {"school", "college", "*"}
+    divergence = _section(page, "divergence")
+    row = re.search(r"<tr><td>education</td>(.*?)</tr>", divergence, re.S)
+    assert row is not None
+    assert "original mapped onto the released groups" in row.group(1)
+    tvd = float(re.findall(r"<td[^>]*>([0-9.e-]+)</td>", row.group(1))[0])
+    # The original mapped onto the groups against the release: only suppression moves it.
+    removed = 1 - len(released) / len(wage)
+    assert tvd <= removed + 1e-9
+    assert "∞" not in row.group(1)
+    wage_row = re.search(r"<tr><td>wage</td>(.*?)</tr>", divergence, re.S)
+    assert wage_row is not None
+    if len(released) < len(wage):
+        absent = len(set(wage["wage"]) - set(released["wage"]))
+        assert f"∞ ({absent:,} original values never released)" in wage_row.group(1)
+    assert "the the" not in page
+
+
+def test_an_exact_column_with_records_removed_says_why_kl_is_infinite() -> None:
+    wage = _wage()[["age", "wage"]]
+    released = wage.iloc[::2]  # half the records removed, the index kept
+    page = build_report(
+        wage,
+        released,
+        manifest={},
+        quasi_identifiers=[],
+        sensitive=[],
+        locations=[],
+        target=None,
+        metrics=["divergence"],
+    )
+    absent = len(set(wage["wage"]) - set(released["wage"]))
+    assert absent > 0
+    row = re.search(r"<tr><td>wage</td>(.*?)</tr>", _section(page, "divergence"), re.S)
+    assert row is not None
+    assert f"∞ ({absent:,} original values never released)" in row.group(1)
+    assert "over the original&#x27;s range" in row.group(1)

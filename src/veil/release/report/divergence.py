@@ -2,17 +2,20 @@
 moved, compared as its type.
 
 Exact values are compared for codes and categories; a generalized column is compared
-with the original counted into the released intervals (so generalization alone costs
-nothing, suppression shows); a numeric column is also compared on 20 bins over its
-public bounds (or the original's range), because noise moves every value and the TVD of
-exact values is then near 1 whatever the noise. Pseudonymized and identifier-like
-columns are not compared: their values are keys, not data.
+with the original counted into the released intervals, or, for categories grouped by a
+hierarchy, with the original values mapped onto their released groups (so
+generalization alone costs nothing, suppression shows); an infinite KL divergence says
+how many original values the release never shows; a numeric column is also compared on
+20 bins over its public bounds (or the original's range), because noise moves every
+value and the TVD of exact values is then near 1 whatever the noise. Pseudonymized and
+identifier-like columns are not compared: their values are keys, not data.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -38,7 +41,7 @@ class _Divergence:
     kl: float
     wasserstein: float | None
     tvd_bins: float | None
-    # Generalized values compared with the exact ones: they differ by construction.
+    # Generalized labels that cannot be tied to the values: the measure does not apply.
     by_construction: bool = False
 
     @property
@@ -51,6 +54,8 @@ class _Divergence:
 class _DivergenceReview:
     rows: list[_Divergence]
     skipped: list[str]
+    # Per compared column: original values the release never shows (why KL is infinite).
+    absent: dict[Hashable, int] = field(default_factory=dict)
 
 
 def _bin_edges(ctx: _Context, column: Hashable, before: pd.Series[Any]) -> np.ndarray[Any, Any]:
@@ -92,20 +97,63 @@ def _compare(ctx: _Context, column: Hashable) -> _Divergence | str:
         generalized = ctx.method(column) in ("quasi-identifier", "generalize") and bool(
             d["tvd"] > 0.0 and not ctx.released[column].isin(ctx.original[column].unique()).all()
         )
-        compared = (
-            "exact values (generalized: the labels differ from the values by construction)"
-            if generalized
-            else "exact values"
-        )
-        return _Divergence(
-            column, compared, d["tvd"], d["js"], d["kl"], None, None, by_construction=generalized
-        )
+        if generalized:
+            return _on_groups(ctx, column)
+        return _Divergence(column, "exact values", d["tvd"], d["js"], d["kl"], None, None)
     edges = _bin_edges(ctx, column, before)
     bins = divergence_distributions(_binned(before, edges), _binned(after, edges), "bin")
-    where = "public bounds" if "bounds" in ctx.parameters(column) else "the original's range"
-    compared = f"exact values; bins: {_BINS} over the {where}"
+    where = "the public bounds" if "bounds" in ctx.parameters(column) else "the original's range"
+    compared = f"exact values; bins: {_BINS} over {where}"
     wasserstein = d.get("wasserstein")
     return _Divergence(column, compared, d["tvd"], d["js"], d["kl"], wasserstein, bins["tvd"])
+
+
+def _on_groups(ctx: _Context, column: Hashable) -> _Divergence:
+    """A column generalized into groups of its values, compared on the groups.
+
+    Each original value is mapped to the released label most of its matched records
+    carry (the group its hierarchy put it in), so the original is counted on the
+    generalized domain and only what the release lost (suppressed records) shows. Without
+    matched rows the labels cannot be tied to values: the measure does not apply.
+    """
+    matched = ctx.matched()
+    if matched is None:
+        nan = float("nan")
+        compared = (
+            "not applicable: the released labels are groups of the values, and the rows "
+            "cannot be matched to map the values onto them"
+        )
+        return _Divergence(column, compared, nan, nan, nan, None, None, by_construction=True)
+    pairs = pd.DataFrame(
+        {"value": matched[0][column].to_numpy(), "group": matched[1][column].to_numpy()}
+    ).dropna()
+    counts = pairs.value_counts().reset_index()
+    groups = counts.drop_duplicates(subset="value").set_index("value")["group"]
+    mapped = ctx.original[column].map(groups)
+    d = divergence_distributions(
+        pd.DataFrame({"v": mapped.to_numpy()}), pd.DataFrame({"v": ctx.released[column]}), "v"
+    )
+    compared = "original mapped onto the released groups (the generalized domain)"
+    return _Divergence(column, compared, d["tvd"], d["js"], d["kl"], None, None)
+
+
+def _kl_cell(row: _Divergence, absent: int) -> Any:
+    """The KL divergence, or why it is infinite (values the release never shows)."""
+    if math.isinf(row.kl) and absent:
+        return f"∞ ({absent:,} original value{'s' if absent != 1 else ''} never released)"
+    return row.kl
+
+
+def _absent(ctx: _Context, row: _Divergence) -> int:
+    """Original values (or original intervals) the release never shows."""
+    if not math.isinf(row.kl):
+        return 0
+    before, after = ctx.original[row.column], ctx.released[row.column]
+    drawn = _drawn(before, after)
+    if drawn.kind == "intervals":
+        before, after = drawn.before, drawn.after
+    seen = set(pd.unique(after.dropna()))
+    return int(sum(1 for v in pd.unique(before.dropna()) if v not in seen))
 
 
 def _review_divergence(ctx: _Context) -> _DivergenceReview:
@@ -125,7 +173,7 @@ def _review_divergence(ctx: _Context) -> _DivergenceReview:
             skipped.append(compared)
         else:
             rows.append(compared)
-    return _DivergenceReview(rows, skipped)
+    return _DivergenceReview(rows, skipped, {r.column: _absent(ctx, r) for r in rows})
 
 
 def _divergence_section(review: _DivergenceReview) -> str:
@@ -141,7 +189,15 @@ def _divergence_section(review: _DivergenceReview) -> str:
             _term("wasserstein", "Wasserstein (column's unit)"),
         ]
         rows = [
-            (r.column, r.compared, r.tvd, r.tvd_bins, r.js, r.kl, r.wasserstein)
+            (
+                r.column,
+                r.compared,
+                r.tvd,
+                r.tvd_bins,
+                r.js,
+                _kl_cell(r, review.absent.get(r.column, 0)),
+                r.wasserstein,
+            )
             for r in review.rows
         ]
         parts.append(_table(header, rows, full=True))
