@@ -233,3 +233,52 @@ def test_an_exact_column_with_records_removed_says_why_kl_is_infinite() -> None:
     assert row is not None
     assert f"∞ ({absent:,} original values never released)" in row.group(1)
     assert "over the original&#x27;s range" in row.group(1)
+
+
+def test_the_share_report_agrees_with_its_manifest(tmp_path: Path) -> None:
+    """Issue 20 item 2, on ISLR Wage with race and education exact (Q) and age and
+    marital status synthetic (S): the report counted records alone on age and maritl
+    (synthetic), said every released column was covered beside exact Q, counted 8
+    instances per fit with instances: 4, showed the per-dataset ε under 'Cost per
+    record', and the run summary left the synthetic ε out."""
+    wage = _wage()[["age", "maritl", "race", "education"]]
+    source = tmp_path / "wage.csv"
+    wage.to_csv(source, index=False)
+    domain: dict[str, Any] = {c: sorted(wage[c].unique()) for c in ("maritl", "race", "education")}
+    domain["age"] = {"bounds": [18, 80], "integer": True, "bins": 8}
+    plan = {
+        "version": 1,
+        "name": "wage",
+        "input": {"path": str(source)},
+        "columns": {c: {"role": "quasi_identifier", "treatment": "keep"} for c in wage.columns},
+        "share": {
+            "quasi_identifiers": ["race", "education"],
+            "synthesized": ["age", "maritl"],
+            "label": "maritl",
+            "domain": domain,
+            "pairs": [[1.0, 1.0e-7], [2.0, 1.0e-7]],
+            "instances": 4,
+            "synthesizer": "independent",
+        },
+        "budget": {"synthetic": {"epsilon": 10, "delta": 1.0e-5}},
+        "evaluation": {"metrics": ["risk"]},
+        "output": {"format": "csv"},
+    }
+    result = release.run(plan, tmp_path / "out", rng=3)
+    assert result.report_path is not None
+    page = result.report_path.read_text(encoding="utf-8")
+    verdict = _section(page, "verdict")
+    at_risk = verdict[verdict.index("What is left at risk") :]
+    assert "On race and education, what an attacker can match" in at_risk
+    assert "age" not in at_risk.split("what an attacker can match")[0]
+    assert "covered by a treatment" not in verdict
+    assert "NOT covered by differential privacy" in verdict and "race and education" in verdict
+    assert "Cost per record" not in verdict
+    share = result.custodian["share"]
+    fits = share["details"]["runs"]
+    summary = re.search(r"The search fitted (\d+) models? .*? drew (\d+) instances", page)
+    assert summary is not None
+    assert int(summary.group(1)) == fits and int(summary.group(2)) == 4
+    assert len(share["candidates"]) == 4 * fits
+    epsilon = result.manifest["totals"]["synthetic"]["epsilon"]
+    assert f"synthetic per dataset: epsilon={epsilon:.6g}" in result.summary()

@@ -266,7 +266,10 @@ def build_report(
 
 
 def write_report(path: str | os.PathLike[str], html_text: str) -> None:
-    """Write a report page to ``path`` atomically (UTF-8).
+    """Write a report page to ``path`` atomically (UTF-8), as a confidential file.
+
+    The report compares the release with the raw records: it is written ``0o600`` in a
+    ``0o700`` folder (:func:`veil.atomic.write_atomic`).
 
     Parameters
     ----------
@@ -282,4 +285,4 @@ def write_report(path: str | os.PathLike[str], html_text: str) -> None:
     """
     if not isinstance(html_text, str):
         raise DataTypeError(f"html_text: must be a str, got {type(html_text).__name__}")
-    write_text_atomic(path, html_text)
+    write_text_atomic(path, html_text, confidential=True)

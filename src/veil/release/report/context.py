@@ -110,6 +110,21 @@ class _Context:
         """Whether the column's values were replaced by pseudonyms, tokens or a mark."""
         return self.method(column) in _PSEUDONYMS
 
+    def share(self) -> Mapping[str, Any]:
+        """The share step's facts (OptimShare), empty without one."""
+        share = self.manifest.get("share")
+        return share if isinstance(share, Mapping) else {}
+
+    def synthesized(self, column: Hashable) -> bool:
+        """Whether the share step replaced the column by DP synthetic values (its S)."""
+        s = self.share().get("s")
+        return isinstance(s, list) and str(column) in {str(c) for c in s}
+
+    def exact_share(self) -> list[str]:
+        """The columns the share step releases exactly, not covered by DP (its Q)."""
+        q = self.share().get("q")
+        return [str(c) for c in q] if isinstance(q, list) else []
+
     def parameters(self, column: Hashable) -> Mapping[str, Any]:
         """The treatment parameters the manifest records for ``column``."""
         entry = self.steps.get(str(column), {})

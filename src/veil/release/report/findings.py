@@ -324,6 +324,11 @@ def _singled_out(ctx: _Context, risk: _RiskReview) -> list[_Finding]:
             f"Add {_names(risk.uncovered)} to anonymization.quasi_identifiers (with a "
             "hierarchy), or drop or noise them."
         )
+    elif ctx.exact_share():
+        change = (
+            f"Move some of {_names(ctx.exact_share())} from share.quasi_identifiers (exact) "
+            "to share.synthesized, or raise share.min_k."
+        )
     elif ctx.anonymized():
         change = "A larger k, or coarser hierarchies for the quasi-identifiers."
     else:

@@ -71,6 +71,7 @@ class _RiskReview:
     kept: dict[Hashable, float] = field(default_factory=dict)
     disclosure: list[_Disclosure] = field(default_factory=list)
     error: str | None = None
+    synthesized: list[Hashable] = field(default_factory=list)
 
     @property
     def nearly_exact(self) -> list[Hashable]:
@@ -82,7 +83,10 @@ def _review_risk(ctx: _Context, qis: list[Hashable], sensitive: list[Hashable]) 
     released = [q for q in qis if q in ctx.released.columns]
     noised = [q for q in released if ctx.noised(q)]
     pseudonymized = [q for q in released if ctx.pseudonymized(q)]
-    keys = [q for q in released if q not in noised and q not in pseudonymized]
+    # A synthesized quasi-identifier (the share step's S) is drawn from a DP model: its
+    # released value is not the person's own, so it is no class key either.
+    synthesized = [q for q in released if ctx.synthesized(q)]
+    keys = [q for q in released if q not in noised + pseudonymized + synthesized]
     anonymized = ctx.anonymized()
     uncovered = [q for q in keys if anonymized and str(q) not in anonymized]
     review = _RiskReview(
@@ -93,6 +97,7 @@ def _review_risk(ctx: _Context, qis: list[Hashable], sensitive: list[Hashable]) 
         [q for q in qis if q not in released],
         uncovered,
         ctx.k() if anonymized else None,
+        synthesized=synthesized,
     )
     if not qis:
         return review
@@ -151,6 +156,9 @@ def _disclosure(
         return result
     if ctx.noised(column):
         result.note = "noised: a released value is not the person's own"
+        return result
+    if ctx.synthesized(column):
+        result.note = "DP synthetic: a released value is not the person's own"
         return result
     result.after, real = _homogeneous(ctx.released, keys, column)
     for row in real.head(_EXAMPLES).to_dict("records"):
@@ -227,6 +235,12 @@ def _keys_sentence(review: _RiskReview) -> str:
         text += (
             " Noised under local DP, so not class keys: " + _names(kept) + ": their "
             "protection is the local-DP guarantee (see the ledger)."
+        )
+    if review.synthesized:
+        text += (
+            " Replaced by DP synthetic values (the share step), so not class keys: "
+            + _names(review.synthesized)
+            + "."
         )
     if review.pseudonymized:
         text += (

@@ -41,16 +41,37 @@ def _guarantee(share: Mapping[str, Any]) -> str:
 
 
 def _search_summary(share: Mapping[str, Any], table: pd.DataFrame) -> str:
+    """How many models the search fitted and how many instances it drew from each.
+
+    The counts come from what the run recorded: the settings' ``instances`` (t) and the
+    private selection's ``runs`` (each run draws one pair and fits one model, so a pair
+    may be fitted twice); the paper's rule fits each listed pair once.
+    """
     chosen = share.get("chosen", {})
-    pairs = int(table["pair"].nunique()) if "pair" in table else 0
+    settings = share.get("settings", {})
+    details = share.get("details", {})
+    tried = int(table["pair"].nunique()) if "pair" in table else 0
+    listed = settings.get("pairs")
+    runs = details.get("runs") if isinstance(details, Mapping) else None
+    fits = runs if isinstance(runs, int) and not isinstance(runs, bool) else tried
+    instances = settings.get("instances")
+    if not isinstance(instances, int) or isinstance(instances, bool):
+        instances = len(table) // max(fits, 1)
     passing = int(table["qualifies"].sum()) if "qualifies" in table else 0
-    threshold = _fmt(share.get("settings", {}).get("e_threshold"))
+    threshold = _fmt(settings.get("e_threshold"))
+    of = f" of the {len(listed)} listed" if isinstance(listed, list) else ""
+    how = (
+        f"{fits} run{'s' if fits != 1 else ''} of the private selection, each fitting one "
+        "model to a pair drawn from the list"
+        if isinstance(runs, int)
+        else "one model per pair"
+    )
     return (
-        f"The search fitted {pairs} model{'s' if pairs != 1 else ''}, one per (epsilon, "
-        f"delta) pair it tried, and drew {len(table) // max(pairs, 1)} instances from each "
-        f"(sampling costs nothing more): {len(table)} candidates, {passing} with e at "
-        f"least E^T = {threshold}. Released: pair {_fmt(chosen.get('pair'))}, instance "
-        f"{_fmt(chosen.get('instance'))}."
+        f"The search fitted {fits} model{'s' if fits != 1 else ''} ({how}; {tried} distinct "
+        f"(epsilon, delta) pair{'s' if tried != 1 else ''}{of}) and drew {instances} "
+        f"instance{'s' if instances != 1 else ''} from each (sampling costs nothing more): "
+        f"{len(table)} candidates, {passing} with e at least E^T = {threshold}. Released: "
+        f"pair {_fmt(chosen.get('pair'))}, instance {_fmt(chosen.get('instance'))}."
     )
 
 

@@ -26,7 +26,14 @@ _NOT_PROTECTED: Final[dict[str, str]] = {
     "guarantee, no ε): {}.",
     "missingness_released_as_is": "Whether a value is missing is released as it is: {}.",
     "masked_without_formal_guarantee": "Changed, but with no formal guarantee: {}.",
+    "released_exactly_not_covered_by_dp": "Released exactly and NOT covered by differential "
+    "privacy (the share step's exact columns; whoever knows a person's values finds the "
+    "records that share them): {}.",
+    "carriers_acknowledged": "Carriers of a masked location the plan acknowledges, released "
+    "as they are: {}.",
 }
+# Kinds of the manifest's not_protected that name nothing left unprotected in the release.
+_NOT_A_GAP: Final[frozenset[str]] = frozenset({"unlisted_columns_dropped"})
 
 
 def _model_words(model: Mapping[str, Any]) -> str:
@@ -237,6 +244,16 @@ def _class_risks(ctx: _Context, risk: _RiskReview) -> list[tuple[float, str]]:
                 ),
             )
         )
+    if risk.synthesized:
+        items.append(
+            (
+                0.0,
+                html.escape(
+                    f"{_names(risk.synthesized)}: DP synthetic values, not a person's own; "
+                    "not matchable, covered by the synthetic ε."
+                ),
+            )
+        )
     items.extend(_disclosure_risks(ctx, risk))
     return items
 
@@ -274,9 +291,15 @@ def _not_protected(ctx: _Context) -> list[str]:
     items = []
     if isinstance(value, Mapping):
         for kind, columns in value.items():
-            if kind in _NOT_PROTECTED and columns:
-                listed = columns if isinstance(columns, (list, tuple)) else [columns]
-                items.append(_NOT_PROTECTED[kind].format(_names(listed)))
+            if not columns or kind in _NOT_A_GAP:
+                continue
+            listed = columns if isinstance(columns, (list, tuple)) else [columns]
+            # A kind this report does not know still says what it lists, never "covered".
+            words = _NOT_PROTECTED.get(kind, str(kind).replace("_", " ").capitalize() + ": {}.")
+            items.append(words.format(_names(listed)))
+    exact = [c for c in ctx.exact_share() if not any(c in i for i in items)]
+    if exact:
+        items.append(_NOT_PROTECTED["released_exactly_not_covered_by_dp"].format(_names(exact)))
     leaks = ctx.manifest.get("leaks")
     if isinstance(leaks, (list, tuple)) and leaks:
         items.append("Leaks the plan accepts: " + "; ".join(_text(x) for x in leaks) + ".")
@@ -320,7 +343,7 @@ def _verdict_section(
         headline = f"Nothing needs attention: every check passed (see {where})."
     blocks = [
         ("What was protected, and how", _protected(ctx)),
-        ("Cost per record", [_cost(ctx)]),
+        ("Cost, per record, per metre or per dataset", [_cost(ctx)]),
         ("What is left at risk, the largest first", _at_risk(ctx, risk, places)),
         ("What is not protected", _not_protected(ctx)),
     ]
