@@ -141,6 +141,12 @@ class RunResult:
             f"delta={totals['ldp']['delta']:.3g}; metric: epsilon={totals['metric']['epsilon']:.6g}"
             " per metre",
         ]
+        synthetic = totals.get("synthetic")
+        if isinstance(synthetic, dict) and synthetic.get("epsilon"):
+            lines.append(
+                f"synthetic per dataset: epsilon={synthetic['epsilon']:.6g}, "
+                f"delta={synthetic.get('delta') or 0:.3g}"
+            )
         lines.extend(f"syntactic: {line}" for line in totals["syntactic"])
         ours = [w for w in self.warnings if w.get("category") in _RELEASE_WARNINGS]
         others = len(self.warnings) - len(ours)
