@@ -132,15 +132,18 @@ def sweep_stale(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def private_folder(path: str | os.PathLike[str]) -> Path:
-    """Create ``path`` (and missing parents) as a ``0o700`` folder; tighten an existing one.
+def private_folder(path: str | os.PathLike[str], *, tighten: bool = True) -> Path:
+    """Create ``path`` (and missing parents) as a ``0o700`` folder.
 
-    A confidential file is only as private as its folder: an existing folder readable
-    by the group or others is set to ``0o700`` too.
+    With ``tighten`` (a folder of confidential files only, such as a release's custodian
+    folder), an existing folder readable by the group or others is set to ``0o700``
+    too; without it an existing folder is left as it is (its confidential files are
+    ``0o600`` themselves).
     """
     folder = Path(path)
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True, mode=CONFIDENTIAL_DIR_MODE)
-    if folder.stat().st_mode & 0o777 != CONFIDENTIAL_DIR_MODE:
+    if (created or tighten) and folder.stat().st_mode & 0o777 != CONFIDENTIAL_DIR_MODE:
         os.chmod(folder, CONFIDENTIAL_DIR_MODE)
     return folder
 
@@ -178,15 +181,16 @@ def write_atomic(
         Writes the content into the temporary path it is given (which ends like
         ``path``).
     confidential : bool, default False
-        The file is ``0o600`` and its folder is made ``0o700``. Otherwise an existing
-        target keeps its mode and a new one gets the umask's (:func:`public_mode`).
+        The file is ``0o600`` (a folder created for it, ``0o700``). Otherwise an
+        existing target keeps its mode and a new one gets the umask's
+        (:func:`public_mode`).
 
     On any error the temporary file is removed and the target is left as it was.
     """
     target = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(target)
     if confidential:
-        private_folder(folder)
+        private_folder(folder, tighten=False)
     mode = target_mode(target, confidential=confidential)
     tmp_name = temporary_file(folder, os.path.basename(target))
     try:

@@ -60,7 +60,7 @@ def test_anonymize_without_solution_is_a_failed_check(
     out = tmp_path / "anon.csv"
     result = veil(
         "anonymize", adult_csv, "--hierarchy", _hierarchy("race"), "--k", "1000",
-        "--keep-other", "--out", out,
+        "--drop-other", "--out", out,
     )  # fmt: skip
     assert result.code == 1
     assert "no generalization satisfies" in result.err

@@ -60,7 +60,7 @@ def test_ldp_gaussian_and_exponential(veil: Veil, adult_csv: Path, tmp_path: Pat
     exponential = veil(
         "ldp", adult_csv, "--column", "education-num", "--mechanism", "exponential",
         "--epsilon", "2", "--domain", levels, "--ordinal", "--calibration", "full",
-        "--out", tmp_path / "e.csv", "--keep-other",
+        "--out", tmp_path / "e.csv", "--keep-other", "--acknowledge", "fnlwgt,education",
     )  # fmt: skip
     assert exponential.code == 0, exponential.err
     assert pd.read_csv(tmp_path / "e.csv")["education-num"].between(1, 16).all()

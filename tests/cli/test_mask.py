@@ -31,6 +31,7 @@ def test_mask_hmac_never_prints_the_key(
     result = veil(
         "mask", people, "--column", "email", "--column", "name", "--method", "hmac",
         "--key-file", key_file, "--length", "16", "--out", out, "--json", "--keep-other",
+        "--acknowledge", "ssn",
     )  # fmt: skip
     assert result.code == 0, result.err
     data = json.loads(result.out)
@@ -58,7 +59,7 @@ def test_mask_ff1_from_an_environment_variable(
     out = tmp_path / "ff1.csv"
     result = veil(
         "mask", people, "--column", "ssn", "--method", "ff1", "--key-env", "VEIL_TEST_KEY",
-        "--out", out, "--keep-other",
+        "--out", out, "--keep-other", "--acknowledge", "email",
     )  # fmt: skip
     assert result.code == 0, result.err
     assert key not in result.out + result.err

@@ -39,10 +39,22 @@ def test_attack_location_text_gives_back_the_exact_masked_points_and_geo_now_ref
     original = pd.read_csv(chicago_csv)
     mask = ["--mask", "planar-laplace", "--epsilon", "0.01", "--seed", "3"]
 
-    # The old behaviour (every other column copied, now only with --keep-other): the
-    # attacker parses the Location text and has every exact coordinate back.
+    # --keep-other alone: the release gate refuses every copied carrier, naming each.
     old = tmp_path / "old.csv"
-    result = veil("geo", chicago_csv, *GEO, *mask, "--keep-other", "--out", old, "--json")
+    kept = veil("geo", chicago_csv, *GEO, *mask, "--keep-other", "--out", old)
+    assert kept.code == 2 and not old.exists()
+    for column in ("Location", "X Coordinate", "Y Coordinate", "Block", "ID", "Case Number"):
+        assert f"{column} (" in kept.err
+    assert "--acknowledge" in kept.err
+
+    # The old behaviour (every other column copied), now only when each carrier is
+    # acknowledged by name: the attacker parses the Location text and has every exact
+    # coordinate back.
+    carriers = "ID,Case Number,Date,Block,X Coordinate,Y Coordinate,Location"
+    result = veil(
+        "geo", chicago_csv, *GEO, *mask, "--keep-other", "--acknowledge", carriers,
+        "--out", old, "--json",
+    )  # fmt: skip
     assert result.code == 0, result.err
     released = pd.read_csv(old)
     assert (released["Latitude"] != original["Latitude"].to_numpy()).mean() > 0.99
@@ -50,7 +62,7 @@ def test_attack_location_text_gives_back_the_exact_masked_points_and_geo_now_ref
     truth = original.set_index("ID").loc[released["ID"], ["Latitude", "Longitude"]].to_numpy()
     recovered = np.isclose(parsed.to_numpy(), truth, atol=1e-9).all(axis=1).mean()
     assert recovered == 1.0
-    # --keep-other warns, naming the carriers.
+    # The acknowledged carriers are named in a warning, as leaks.
     warned = " ".join(w["message"] for w in json.loads(result.out)["warnings"])
     for column in ("Location", "X Coordinate", "Y Coordinate", "Block", "ID", "Case Number"):
         assert f"{column} (" in warned
@@ -105,7 +117,8 @@ def test_attack_positives_first_file_gives_away_each_released_row_by_its_positio
         }
     ).to_csv(source, index=False)
     args = ["ldp", source, "--column", "positive", "--mechanism", "binary-rr", "--epsilon",
-            "0.5", "--domain", "yes,no", "--seed", "11", "--keep-other"]  # fmt: skip
+            "0.5", "--domain", "yes,no", "--seed", "11", "--keep-other",
+            "--acknowledge", "case"]  # fmt: skip
 
     def attack(released: pd.DataFrame) -> float:
         # The attacker knows the file was sorted positives-first and estimates how many
@@ -145,8 +158,9 @@ def test_every_record_writing_command_shuffles_and_keep_order_warns(
     assert "PrivacyWarning: --keep-order" in kept.err
     assert (pd.read_csv(out)["name"].str[-3:].astype(int).to_numpy() == np.arange(n)).all()
 
+    carriers = "ID,Case Number,Date,Block,X Coordinate,Y Coordinate,Location"
     grid = veil("geo", chicago_csv, *GEO, "--mask", "grid", "--cell-m", "1000",
-                "--keep-other", "--out", out)  # fmt: skip
+                "--keep-other", "--acknowledge", carriers, "--out", out)  # fmt: skip
     assert grid.code == 0, grid.err
     assert (pd.read_csv(out)["ID"].to_numpy() != pd.read_csv(chicago_csv)["ID"]).mean() > 0.9
 
@@ -155,7 +169,7 @@ def test_anonymize_shuffles(veil: Veil, adult_csv: Path, tmp_path: Path) -> None
     out = tmp_path / "anon.csv"
     race = f"race={HIERARCHIES / 'adult_race.csv'}"
     result = veil("anonymize", adult_csv, "--hierarchy", race, "--k", "2", "--keep-other",
-                  "--out", out)  # fmt: skip
+                  "--acknowledge", "fnlwgt", "--out", out)  # fmt: skip
     assert result.code == 0, result.err
     released, original = pd.read_csv(out), pd.read_csv(adult_csv)
     assert len(released) == len(original)
@@ -260,13 +274,14 @@ def odd_csv(tmp_path: Path) -> Path:
          "--domain", "a,b", "--keep-other"],
         ["ldp", "--column", "[/x]", "--mechanism", "laplace", "--epsilon", "1", "--bounds",
          "0,10", "--keep-other"],
-        ["mask", "--column", "[/x]", "--method", "redact", "--keep-other"],
+        ["mask", "--column", "[/x]", "--method", "redact", "--keep-other",
+         "--acknowledge", "lat,lon"],
         ["mask", "--column", ":smile:", "--method", "redact"],  # refused: names the others
         ["anonymize", "--hierarchy", "[/x]=nowhere.csv", "--k", "2", "--keep-other"],
         ["geo", "--lat", "lat", "--lon", "lon", "--centre", "41.88,-87.63", "--mask", "grid",
          "--cell-m", "100", "--keep-other"],
         ["geo", "--lat", "[/x]", "--lon", "lon", "--centre", "41.88,-87.63", "--mask", "grid",
-         "--cell-m", "100", "--keep-other"],
+         "--cell-m", "100", "--keep-other", "--acknowledge", "lat"],
     ],
     ids=["risk", "risk-json", "ldp-rr", "ldp-laplace", "mask", "mask-refused",
          "anonymize-error", "geo", "geo-error"],

@@ -34,6 +34,7 @@ from veil.cli.one_table import (
     parse_number,
 )
 from veil.cli.options import (
+    Acknowledge,
     DropOther,
     Encoding,
     Json,
@@ -139,6 +140,7 @@ def anonymize(
         ),
     ] = False,
     keep_other: KeepOther = False,
+    acknowledge: Acknowledge = None,
     drop_other: DropOther = False,
     keep_order: KeepOrder = False,
     raw_csv: RawCsv = False,
@@ -176,7 +178,7 @@ def anonymize(
     require_columns(frame, sensitive, "--l, --t", data.name)
     treated = Treated(categorical=tuple(hierarchies), kept=tuple(sensitive))
     with captured_warnings() as caught:
-        frame = other_columns(frame, treated, keep_other, drop_other, data.name)
+        frame = other_columns(frame, treated, keep_other, drop_other, data.name, acknowledge)
         with status("searching the generalization lattice"):
             result = run_search(
                 frame,

@@ -160,9 +160,12 @@ def captured_warnings() -> Iterator[Warnings]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         yield records
+    from veil.gate import redact
+
     seen: set[tuple[str, str]] = set()
     for item in caught:
-        key = (item.category.__name__, str(item.message))
+        # A warning may quote a database URL or key material (a driver's message).
+        key = (item.category.__name__, redact(str(item.message)))
         if key not in seen:
             seen.add(key)
             records.append({"category": key[0], "message": key[1]})

@@ -9,7 +9,8 @@ Every command ends with one of three codes, documented in ``veil --help``:
   plan field, the value and what is allowed).
 
 A failure is reported on standard error as one line, ``veil: error: ...``, without a
-traceback.
+traceback, and without a credential: the release gate's :func:`veil.gate.redact` removes
+database passwords and key material from every message.
 """
 
 from __future__ import annotations
@@ -155,8 +156,9 @@ def fail(error: BaseException, context: str | None = None) -> typer.Exit:
         message already starts with it.
     """
     from veil.cli.console import print_error
+    from veil.gate import redact
 
-    print_error(_message(error, context))
+    print_error(redact(_message(error, context)))
     return typer.Exit(int(exit_code(error)))
 
 

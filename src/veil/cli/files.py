@@ -14,16 +14,13 @@ over an input file.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
-from veil.atomic import write_atomic
 from veil.cli.errors import CliUsageError
 from veil.gate import escape_formulas
 
@@ -321,9 +318,10 @@ def write_release(
 ) -> dict[str, int]:
     """Write a released table and the files that go with it, all or none.
 
-    Each extra file (a map) is built first into a hidden file beside its target; only
-    when every one is built is the table written (atomically), then the extras moved
-    into place. A failure while building leaves no output behind.
+    Through the release gate's output set (:class:`veil.gate.OutputSet`): every file is
+    built into a ``0o700`` staging folder beside its target, and only when every one is
+    built are they moved into place; a failure, or a kill, leaves no output behind (a
+    killed run's staging folder is removed by the next write into that folder).
 
     Parameters
     ----------
@@ -338,30 +336,21 @@ def write_release(
     dict of str to int
         CSV cells escaped per column, as :func:`write_table`.
     """
+    from veil.gate import OutputSet
+
     fmt = table_format(path, parameter, declared)
     check_outputs({parameter: path, **{name: target for name, target, _ in extras}}, inputs)
     counts: dict[str, int] = {}
     if fmt == "csv" and not raw_csv:
-        frame, counts = escape_csv_cells(frame)
+        frame, counts = escape_formulas(frame)
     write = _write_one(frame, path, fmt, _separator(path, sep))
-    staged: list[tuple[str, Path]] = []
-    try:
+    targets = [path, *(target for _, target, _ in extras)]
+    folders = tuple(dict.fromkeys(t.resolve().parent for t in targets))
+    with OutputSet(folders, commit_point=None) as outputs:
         for _, target, build in extras:
-            descriptor, tmp = tempfile.mkstemp(
-                dir=target.resolve().parent, prefix=f".{target.name}.", suffix=target.suffix
-            )
-            os.close(descriptor)
-            staged.append((tmp, target))
-            build(tmp)
-            os.chmod(tmp, 0o644)
-        write_atomic(path, write)
-        for tmp, target in staged:
-            os.replace(tmp, target)
-        staged = []
-    finally:
-        for tmp, _ in staged:
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
+            build(os.fspath(outputs.stage(target.resolve())))
+        write(os.fspath(outputs.stage(path.resolve())))
+        outputs.commit()
     return counts
 
 

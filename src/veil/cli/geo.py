@@ -42,6 +42,7 @@ from veil.cli.one_table import (
     streams,
 )
 from veil.cli.options import (
+    Acknowledge,
     DropOther,
     Encoding,
     Json,
@@ -226,7 +227,7 @@ def _geo_mask(
     only some do.
     """
     lat, lon = where
-    common = {key: options[key] for key in ("projection", "missing", "outside")}
+    common = {key: options[key] for key in ("projection", "missing", "outside", "max_outside")}
     noise = options["rng"]
     if mask_name is GeoMask.planar_laplace:
         epsilon = values["--epsilon"]
@@ -348,6 +349,15 @@ def geo(
             "drop (their rows are left out of the release).",
         ),
     ] = OutsidePolicy.error,
+    max_outside: Annotated[
+        float,
+        typer.Option(
+            "--max-outside",
+            help="With --outside drop: the largest share of the rows that may be dropped "
+            "(default 0.2); more is refused, naming the centre (a sign typo would empty "
+            "the release).",
+        ),
+    ] = 0.2,
     missing: Annotated[
         MissingPolicy,
         typer.Option("--missing", help="Missing coordinates: error (default) or keep."),
@@ -361,6 +371,7 @@ def geo(
         ),
     ] = None,
     keep_other: KeepOther = False,
+    acknowledge: Acknowledge = None,
     drop_other: DropOther = False,
     keep_order: KeepOrder = False,
     raw_csv: RawCsv = False,
@@ -407,13 +418,14 @@ def geo(
     ledger = PrivacyLedger()
     with captured_warnings() as caught:
         frame = other_columns(
-            frame, Treated(location=(lat, lon)), keep_other, drop_other, data.name
+            frame, Treated(location=(lat, lon)), keep_other, drop_other, data.name, acknowledge
         )
         noise, order = streams(seed)
         options = {
             "projection": projection,
             "missing": missing.value,
             "outside": outside.value,
+            "max_outside": max_outside,
             "rng": noise,
             "ledger": ledger,
             "kind": kind,

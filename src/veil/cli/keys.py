@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from veil.atomic import CONFIDENTIAL_FILE_MODE
 from veil.cli.console import emit_json, print_text
 from veil.cli.errors import CliUsageError, reporting_errors
 from veil.cli.options import Json
@@ -30,7 +31,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_FILE_MODE = 0o600
+_FILE_MODE = CONFIDENTIAL_FILE_MODE
 
 
 def _write_new(path: Path, data: bytes) -> None:

@@ -32,6 +32,7 @@ from veil.cli.one_table import (
     streams,
 )
 from veil.cli.options import (
+    Acknowledge,
     DropOther,
     Encoding,
     Json,
@@ -178,6 +179,7 @@ def ldp(
         ),
     ] = False,
     keep_other: KeepOther = False,
+    acknowledge: Acknowledge = None,
     drop_other: DropOther = False,
     keep_order: KeepOrder = False,
     raw_csv: RawCsv = False,
@@ -212,7 +214,7 @@ def ldp(
     ledger = PrivacyLedger()
     extra: dict[str, Any] = {} if calibration is None else {"calibration": calibration}
     with captured_warnings() as caught:
-        frame = other_columns(frame, treated, keep_other, drop_other, data.name)
+        frame = other_columns(frame, treated, keep_other, drop_other, data.name, acknowledge)
         noise, order = streams(seed)
         common: dict[str, Any] = {"missing": missing.value, "rng": noise, "ledger": ledger}
         if new_column:

@@ -27,6 +27,7 @@ from veil.cli.one_table import (
     other_columns,
 )
 from veil.cli.options import (
+    Acknowledge,
     DropOther,
     Encoding,
     Json,
@@ -164,6 +165,7 @@ def mask(
         typer.Option("--keep-last", help="mask-partial/mask-phone: characters left visible."),
     ] = 4,
     keep_other: KeepOther = False,
+    acknowledge: Acknowledge = None,
     drop_other: DropOther = False,
     keep_order: KeepOrder = False,
     raw_csv: RawCsv = False,
@@ -199,7 +201,12 @@ def mask(
     require_columns(frame, column, "--column", data.name)
     with captured_warnings() as caught:
         frame = other_columns(
-            frame, Treated(identifiers=tuple(column)), keep_other, drop_other, data.name
+            frame,
+            Treated(identifiers=tuple(column)),
+            keep_other,
+            drop_other,
+            data.name,
+            acknowledge,
         )
         if key is not None and method is MaskMethod.hmac:
             released = masking.pseudonymize_columns(

@@ -6,8 +6,9 @@ functions of one package. The path around the treatment is part of the guarantee
 a release plan, and is written once, here:
 
 * columns the command does not name are refused unless ``--drop-other`` leaves them
-  out or ``--keep-other`` copies them (with a warning naming those that carry the
-  treated information, found by :func:`veil.risk.find_carriers`): :func:`other_columns`;
+  out or ``--keep-other`` copies them; the release gate refuses a copied column that
+  carries the treated information or singles out records unless ``--acknowledge``
+  names it (:func:`veil.gate.check_carriers`): :func:`other_columns`;
 * released rows are in a random order from the secure generator
   (:func:`veil.frames.shuffle_rows`; ``--keep-order`` opts out, with a warning), the
   noise from an independent stream (:func:`streams`);
@@ -35,7 +36,13 @@ import typer
 
 from veil.cli.console import print_table
 from veil.cli.errors import CliUsageError
-from veil.cli.files import check_outputs, escape_csv_cells, table_format, write_release
+from veil.cli.files import (
+    check_outputs,
+    escape_csv_cells,
+    split_list,
+    table_format,
+    write_release,
+)
 from veil.cli.options import TableFormatChoice
 from veil.errors import PrivacyWarning
 
@@ -120,27 +127,10 @@ def _listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def other_columns(
-    frame: pd.DataFrame, treated: Treated, keep_other: bool, drop_other: bool, name: str
-) -> pd.DataFrame:
-    """``frame`` with the columns the command does not name, dropped or kept (warned).
-
-    Raises
-    ------
-    CliUsageError
-        There are such columns and neither --keep-other nor --drop-other is given (the
-        message names the ones that carry the treated information), or both are given.
-    """
+def _carried(frame: pd.DataFrame, treated: Treated) -> str:
+    """``"; N of them carry ...: <each>"`` for the refusal message (empty if none does)."""
     from veil.risk import find_carriers
 
-    if keep_other and drop_other:
-        raise CliUsageError("--keep-other, --drop-other: give one of them, not both")
-    named = set(treated.columns)
-    others = [str(c) for c in frame.columns if c not in named]
-    if not others:
-        return frame
-    if drop_other:
-        return frame[[c for c in frame.columns if c in named]]
     carriers = find_carriers(
         frame,
         location=treated.location,
@@ -148,26 +138,72 @@ def other_columns(
         categorical=treated.categorical,
         identifiers=treated.identifiers,
     )
+    if not carriers:
+        return ""
     found = "; ".join(c.describe() for c in carriers)
-    if keep_other:
-        if carriers:
-            warnings.warn(
-                f"--keep-other: {len(carriers)} of the columns copied unchanged carry what the "
-                f"command protects or identify the record: {found}",
-                PrivacyWarning,
-                stacklevel=2,
-            )
-        return frame
-    carried = (
+    return (
         f"; {len(carriers)} of them carry what the command protects or identify the record: {found}"
-        if carriers
-        else ""
     )
-    raise CliUsageError(
-        f"--keep-other, --drop-other: {name} has {len(others)} column(s) the command does not "
-        f"treat ({_listed(others)}){carried}; give --drop-other to release only "
-        f"{_listed(treated.columns)}, or --keep-other to copy the others unchanged"
+
+
+def other_columns(
+    frame: pd.DataFrame,
+    treated: Treated,
+    keep_other: bool,
+    drop_other: bool,
+    name: str,
+    acknowledge: str | None = None,
+) -> pd.DataFrame:
+    """``frame`` with the columns the command does not name, dropped or kept.
+
+    Kept columns, and the columns the command names but releases as they are, pass the
+    release gate's carrier check (:func:`veil.gate.check_carriers`): one that carries
+    the treated information or singles out records is refused unless ``--acknowledge``
+    names it; an acknowledged one is released with a :class:`~veil.errors.PrivacyWarning`
+    naming it as a leak.
+
+    Raises
+    ------
+    CliUsageError
+        There are such columns and neither --keep-other nor --drop-other is given (the
+        message names the ones that carry the treated information), or both are given.
+    veil.gate.CarrierError
+        A kept column carries the treated information and is not acknowledged.
+    """
+    from veil.gate import Declared, acknowledged_unknown, check_carriers
+
+    if keep_other and drop_other:
+        raise CliUsageError("--keep-other, --drop-other: give one of them, not both")
+    named = set(treated.columns)
+    others = [str(c) for c in frame.columns if c not in named]
+    if others and not (keep_other or drop_other):
+        raise CliUsageError(
+            f"--keep-other, --drop-other: {name} has {len(others)} column(s) the command does "
+            f"not treat ({_listed(others)}){_carried(frame, treated)}; give --drop-other to "
+            f"release only {_listed(treated.columns)}, or --keep-other to copy the others "
+            "unchanged"
+        )
+    if drop_other:
+        frame = frame[[c for c in frame.columns if c in named]]
+        others = []
+    declared = Declared(
+        locations=() if treated.location is None else (treated.location,),
+        numeric=treated.numeric,
+        categorical=treated.categorical,
+        identifiers=treated.identifiers,
+        kept={**dict.fromkeys(treated.kept, "sensitive"), **dict.fromkeys(others, "unknown")},
+        acknowledged=tuple(split_list(acknowledge, "--acknowledge")) if acknowledge else (),
     )
+    acknowledged_unknown(declared, [str(c) for c in frame.columns], "--acknowledge")
+    carriers = check_carriers(frame, declared, field_name="--acknowledge")
+    if carriers:
+        warnings.warn(
+            "--acknowledge: released as they are, and not protected (leaks): "
+            + "; ".join(c.describe() for c in carriers),
+            PrivacyWarning,
+            stacklevel=2,
+        )
+    return frame
 
 
 def _row_order(frame: pd.DataFrame, keep_order: bool, rng: np.random.Generator) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 __all__ = [
+    "Acknowledge",
     "DropOther",
     "Encoding",
     "Json",
@@ -78,12 +79,22 @@ KeepOther = Annotated[
     bool,
     typer.Option(
         "--keep-other",
-        help="Copy the columns the command does not treat into the release unchanged; a "
-        "warning names those that carry the treated information (another coordinate "
-        "pair, coordinates as text, identifiers, addresses, personal data in text). "
-        "Default: refuse a table with such untreated columns.",
+        help="Copy the columns the command does not treat into the release unchanged. "
+        "Those that carry the treated information (another coordinate pair, coordinates "
+        "as text, the same numbers, an identifier, addresses, personal data in text) are "
+        "refused unless named in --acknowledge. Default: refuse a table with untreated "
+        "columns.",
     ),
 ]
+Acknowledge = Annotated[
+    str | None,
+    typer.Option(
+        "--acknowledge",
+        help="COL,COL: columns copied by --keep-other that carry the treated information "
+        "or single out records, released knowingly (a warning lists each as a leak).",
+    ),
+]
+
 DropOther = Annotated[
     bool,
     typer.Option(

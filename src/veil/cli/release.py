@@ -45,6 +45,7 @@ from veil.cli.files import (
 )
 from veil.cli.options import Json, Seed, Sep
 from veil.errors import PrivacyLeakWarning
+from veil.gate import check_confidential_place
 
 if TYPE_CHECKING:
     from veil.release import Plan, ReleaseLedger, RunResult
@@ -621,22 +622,47 @@ def sweep(
 
 
 def _manifest_defaults(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Quasi-identifiers, sensitive columns, locations and target from the manifest's plan."""
-    from veil.release import PlanError, load_plan
+    """Quasi-identifiers, sensitive columns, locations and target from a record's plan.
 
+    Read from the plan section as written (the public manifest's allow-listed plan or
+    the custodian record's full one), without validating it as a runnable plan: the
+    public one has no input.
+    """
     section = manifest.get("plan")
     if not isinstance(section, dict):
         return {}
-    try:
-        plan = load_plan(section)
-    except PlanError:
-        return {}
+    columns = section.get("columns")
+    columns = columns if isinstance(columns, dict) else {}
+
+    def with_role(*roles: str) -> list[str]:
+        return [
+            str(name)
+            for name, spec in columns.items()
+            if isinstance(spec, dict)
+            and spec.get("role") in roles
+            and _method(spec.get("treatment")) != "drop"
+        ]
+
+    locations = section.get("locations")
+    evaluation = section.get("evaluation")
     return {
-        "quasi_identifiers": plan.columns_with("quasi_identifier"),
-        "sensitive": plan.columns_with("sensitive"),
-        "locations": [(loc.lat, loc.lon) for loc in plan.locations],
-        "target": plan.evaluation.target,
+        "quasi_identifiers": with_role("quasi_identifier"),
+        "sensitive": with_role("sensitive"),
+        "locations": [
+            (str(loc["lat"]), str(loc["lon"]))
+            for loc in (locations if isinstance(locations, list) else [])
+            if isinstance(loc, dict) and "lat" in loc and "lon" in loc
+        ],
+        "target": evaluation.get("target") if isinstance(evaluation, dict) else None,
     }
+
+
+def _method(treatment: Any) -> str | None:
+    if isinstance(treatment, str):
+        return treatment
+    if isinstance(treatment, dict):
+        return str(treatment.get("method")) if "method" in treatment else None
+    return None
 
 
 def _recorded_release_hash(manifest: dict[str, Any]) -> str | None:
@@ -732,6 +758,8 @@ def report(
         raise CliUsageError(f"--out: must end in .html, got {os.fspath(out)!r}")
     if not out.resolve().parent.is_dir():
         raise CliUsageError(f"--out: the folder {os.fspath(out.resolve().parent)!r} does not exist")
+    # The report compares the release with the raw records: never beside a release.
+    check_confidential_place(out, "--out")
     with errors_about("--manifest"):
         try:
             recorded = json.loads(manifest.read_text(encoding="utf-8"))
@@ -758,7 +786,7 @@ def report(
             raise CliUsageError(f"--custodian: {os.fspath(custodian)!r} records no input hash")
         _check_recorded_hash(original, wanted, "ORIGINAL", "--custodian")
         facts.update(record)  # the custodian's part of the facts, as veil release reads them
-    defaults = _manifest_defaults(recorded)
+    defaults = _manifest_defaults(facts)
     before = read_table(original, sep=sep, parameter="ORIGINAL")
     after = read_table(released, sep=sep, parameter="RELEASED")
     present = set(before.columns)

@@ -72,10 +72,29 @@ def _applies(carrier: Carrier, role: str) -> bool:
     return role != "sensitive" or carrier.reason == "pii-text"
 
 
+def _natural(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with text columns that hold only numbers read as numbers.
+
+    A command that reads every column as text (to release them byte for byte) must not
+    make a coordinate look like a code or a phone number: the checks see each column as
+    what it holds.
+    """
+    converted: dict[str, pd.Series] = {}
+    for column in frame.columns:
+        series = frame[column]
+        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+            continue
+        present = series.dropna()
+        numbers = pd.to_numeric(present.astype(object), errors="coerce")
+        if len(present) and bool(numbers.notna().all()):
+            converted[str(column)] = pd.to_numeric(series.astype(object), errors="coerce")
+    return frame.assign(**converted) if converted else frame
+
+
 def _found(sample: pd.DataFrame, declared: Declared, kept: list[str]) -> list[Carrier]:
     """The carriers among ``kept``, per location pair and for the other treatments."""
     columns = [*declared.treated, *kept]
-    frame = sample[[c for c in dict.fromkeys(columns) if c in sample.columns]]
+    frame = _natural(sample[[c for c in dict.fromkeys(columns) if c in sample.columns]])
     found: dict[Hashable, Carrier] = {}
     pairs: list[tuple[str, str] | None] = list(declared.locations) or [None]
     for i, pair in enumerate(pairs):

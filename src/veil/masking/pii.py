@@ -262,9 +262,11 @@ def _ip_valid(found: pd.Series) -> np.ndarray:
 
 def _phone_valid(found: pd.Series) -> np.ndarray:
     n_digits = found.str.count(r"[0-9]").to_numpy()
-    # Dates such as 2024-01-15 have a phone number's digits and layout.
+    # Dates such as 2024-01-15 have a phone number's digits and layout, and so does a
+    # date with the hour of its time (2016-06-09 21 of "2016-06-09 21:06:36").
     date = found.str.fullmatch(
-        r"[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4}"
+        r"(?:[0-9]{4}[-./][0-9]{1,2}[-./][0-9]{1,2}|[0-9]{1,2}[-./][0-9]{1,2}[-./][0-9]{2,4})"
+        r"(?:[ T][0-9]{1,2})?"
     ).to_numpy(dtype=bool)
     plausible = (n_digits >= 7) & (n_digits <= 15) & ~date
     try:

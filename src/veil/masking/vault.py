@@ -28,6 +28,7 @@ the key can re-identify them. Neither the key nor any stored value appears in a
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import os
 import re
@@ -47,6 +48,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
+from veil.atomic import CONFIDENTIAL_FILE_MODE
 from veil.errors import DataTypeError, ParameterError, VeilError
 from veil.masking._copy import copy_payload
 from veil.masking.keys import SecretKey, as_secret_key
@@ -380,7 +382,9 @@ class Vault:
             raise ParameterError(
                 f"url: database {backend!r} is not supported; use a SQLite file or PostgreSQL"
             )
-        self._where = engine_url.render_as_string(hide_password=True)
+        # Named in errors without its password and without its query (a query can hold
+        # credentials too: ?password=..., ?sslpassword=...).
+        self._where = engine_url.set(query={}).render_as_string(hide_password=True)
         connect_args: dict[str, Any] = {"timeout": 60} if backend == "sqlite" else {}
         try:
             # hide_parameters keeps bound values (ciphertexts, blind indexes) out of
@@ -407,6 +411,10 @@ class Vault:
         except BaseException:
             self._engine.dispose()
             raise
+        if self._sqlite and engine_url.database not in (None, "", ":memory:"):
+            # The vault maps tokens back to values: its file is the owner's alone.
+            with contextlib.suppress(OSError):
+                os.chmod(str(engine_url.database), CONFIDENTIAL_FILE_MODE)
 
     # ------------------------------------------------------------------ set-up
 

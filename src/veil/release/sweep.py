@@ -956,7 +956,8 @@ def plot_sweep(summary: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         ax.grid(True, alpha=0.3)
         ax.legend()
     target = Path(path)
-    write_atomic(target, lambda tmp: figure.savefig(tmp, format="png", dpi=120))
+    # Measured on the records swept: the custodian's, like a report.
+    write_atomic(target, lambda tmp: figure.savefig(tmp, format="png", dpi=120), confidential=True)
     return target
 
 
@@ -976,6 +977,9 @@ def write_sweep(
     frame: pd.DataFrame, out_dir: str | os.PathLike[str], *, name: str = "sweep"
 ) -> dict[str, Path]:
     """Write a sweep's runs, its summary and its plot into a folder, each atomically.
+
+    They are measured on the records swept, so they are written as confidential files
+    (``0o600``; the folder ``0o700`` when created here).
 
     Parameters
     ----------
@@ -1002,7 +1006,13 @@ def write_sweep(
         "summary": folder / f"{name}_summary.csv",
         "plot": folder / f"{name}.png",
     }
-    write_atomic(paths["runs"], lambda tmp: frame[list(FRAME_COLUMNS)].to_csv(tmp, index=False))
-    write_atomic(paths["summary"], lambda tmp: summary.to_csv(tmp, index=False))
+    # Utility measured on the records swept (the private input, as a rule): the files
+    # are confidential, 0o600, like the custodian's report.
+    write_atomic(
+        paths["runs"],
+        lambda tmp: frame[list(FRAME_COLUMNS)].to_csv(tmp, index=False),
+        confidential=True,
+    )
+    write_atomic(paths["summary"], lambda tmp: summary.to_csv(tmp, index=False), confidential=True)
     plot_sweep(summary, paths["plot"])
     return paths
