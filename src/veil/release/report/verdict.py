@@ -106,7 +106,12 @@ def _protected(ctx: _Context) -> list[str]:
         )
     if groups.get("location"):
         named = [f"{c}: {_how(ctx, c)}" for c in groups["location"]]
-        items.append("Locations: " + html.escape("; ".join(named)) + ".")
+        dropped = [
+            f"{d.count:,} records whose {_names(list(d.columns))} lie outside the projection "
+            "were dropped"
+            for d in ctx.dropped()
+        ]
+        items.append("Locations: " + html.escape("; ".join(named + dropped)) + ".")
     known = {"drop", "pseudonym", "quasi-identifier", "generalize", "noise", "location", "keep"}
     others = [c for kind, columns in groups.items() if kind not in known for c in columns]
     for other in map(str, others):
