@@ -35,7 +35,7 @@ from veil.server.jobs import claim
 from veil.server.worker import execute
 
 PASSWORDS = {
-    "admin": "admin-password-1",
+    "admin": "keeper-of-accounts-1",
     "oscar": "operator-password",
     "carol": "curator-password-1",
     "cedric": "curator-password-2",
@@ -56,14 +56,18 @@ class Site:
 
     platform: Platform
     app: Any
+    key: SecretKey | None = None
 
-    def client(self) -> TestClient:
-        return TestClient(self.app, base_url="https://testserver")
+    def client(self, address: str = "testclient") -> TestClient:
+        return TestClient(self.app, base_url="https://testserver", client=(address, 50000))
 
-    def login(self, username: str) -> TestClient:
-        client = self.client()
+    def login(
+        self, username: str, address: str = "testclient", password: str | None = None
+    ) -> TestClient:
+        client = self.client(address)
         response = client.post(
-            "/api/login", json={"username": username, "password": PASSWORDS[username]}
+            "/api/login",
+            json={"username": username, "password": password or PASSWORDS[username]},
         )
         assert response.status_code == 200, response.text
         client.headers["X-CSRF-Token"] = client.get("/api/me").json()["csrf_token"]
@@ -79,11 +83,12 @@ class Site:
 
 def _site(tmp_path: Path, url: str | None, **options: Any) -> Site:
     config = ServerConfig(tmp_path / "data", database_url=url, **options)
-    platform = open_platform(config, key=SecretKey.generate())
+    key = SecretKey.generate()
+    platform = open_platform(config, key=key)
     with platform.db.session() as session:
         for name, role in ROLES.items():
             create_user(session, None, name, role, PASSWORDS[name])
-    return Site(platform, create_app(platform))
+    return Site(platform, create_app(platform), key)
 
 
 def _postgres_database(server_url: str) -> str:
@@ -175,10 +180,23 @@ class Released:
     release: int
 
 
+def assign_reviewer(site: Site, dataset: int, name: str = "cedric") -> None:
+    """The admin assigns ``name`` to review ``dataset``'s releases."""
+    admin = site.login("admin")
+    users = admin.get("/api/admin/users").json()["users"]
+    user = next(u["id"] for u in users if u["username"] == name)
+    done = admin.post(
+        f"/api/admin/datasets/{dataset}/reviewers", json={"user_id": user, "action": "assign"}
+    )
+    assert done.status_code == 200, done.text
+
+
 def release_flow(site: Site, *, publish: bool) -> Released:
-    """Carol uploads, plans and runs; with ``publish``, Cedric approves and Carol publishes."""
+    """Carol uploads, plans and runs (Cedric reviews her dataset); with ``publish``, Cedric
+    approves and Carol publishes."""
     carol = site.login("carol")
     dataset = upload_profiled(site, carol, adult_csv())
+    assign_reviewer(site, dataset)
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": PLAN})
     assert plan.status_code == 201, plan.text
     job = carol.post(f"/api/plans/{plan.json()['plan']}/versions/1/jobs", json={"kind": "run"})

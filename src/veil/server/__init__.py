@@ -22,12 +22,13 @@ from sqlalchemy import func, select
 
 from veil.masking import SecretKey
 from veil.server.accounts import create_user
-from veil.server.audit import AuditReport, initial_head, verify_audit
+from veil.server.audit import AuditReport, initial_head, rekey, verify_audit
 from veil.server.budget import get_policy
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing, load_server_key
-from veil.server.database import Database
-from veil.server.jobs import recover
+from veil.server.database import Database, private_sqlite_file
+from veil.server.files import private_dir
+from veil.server.jobs import reclaim
 from veil.server.models import User
 from veil.server.security import new_token
 from veil.server.worker import run_worker
@@ -61,29 +62,33 @@ def open_platform(config: ServerConfig, *, key: SecretKey | None = None) -> Plat
     key : SecretKey, optional
         The server key; by default read from ``config.key_env`` or ``config.key_file``.
     """
-    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(config.data_dir)
     server_key = key if key is not None else load_server_key(config.key_env, config.key_file)
-    db = Database(config.url)
+    keyring = KeyRing(server_key)
+    private_sqlite_file(config.url)
+    db = Database(config.url, audit_key=keyring.audit_key, checkpoints=config.checkpoints)
     db.migrate()
     with db.session() as session:
         initial_head(session)
+        rekey(session)
         policy = get_policy(session)
         if config.standalone and policy.updated_at is None:
             policy.four_eyes = False
-    return Platform(config, db, KeyRing(server_key))
+    return Platform(config, db, keyring)
 
 
 def ensure_user(platform: Platform, username: str, role: str) -> str | None:
-    """Create ``username`` with a random password if no account has ``role``.
+    """Create ``username`` with a random one-time password if no account has ``role``.
 
-    Returns the one-time password, or None when such an account exists.
+    The password signs in once, into a session that must set a new password. Returns
+    it, or None when such an account exists.
     """
     with platform.db.session() as session:
         count = session.scalar(select(func.count()).select_from(User).where(User.role == role))
         if count:
             return None
         password = new_token()[:24]
-        create_user(session, None, username, role, password)
+        create_user(session, None, username, role, password, one_time=True)
         return password
 
 
@@ -91,16 +96,16 @@ def create_app(platform: Platform, *, recover_jobs: bool = True) -> FastAPI:
     """The web application of ``platform``.
 
     With ``recover_jobs`` (the default, for a server start) every job still marked
-    running is marked interrupted first (see :func:`veil.server.jobs.recover`).
+    running is marked interrupted first (see :func:`veil.server.jobs.reclaim`).
     """
     from veil.server.web.app import build_app
 
     if recover_jobs:
-        recover(platform.db, platform.config, all_running=True)
+        reclaim(platform.db, platform.config, all_running=True)
     return build_app(platform.config, platform.keyring, platform.db)
 
 
 def verify(platform: Platform) -> AuditReport:
     """Check the audit chain (see :func:`veil.server.audit.verify_audit`)."""
     with platform.db.session() as session:
-        return verify_audit(session)
+        return verify_audit(session, checkpoints=platform.config.checkpoints)

@@ -3,8 +3,9 @@
 An object the caller may not see is reported as absent (404), so that ids cannot be
 probed; a role that may never do a thing gets 403.
 
-* curators see their own datasets, plans, jobs and releases, and the releases of
-  other curators only while those await their approval (to review them);
+* curators see their own datasets, plans, jobs and releases, and the releases of a
+  dataset they are assigned to review (:mod:`veil.server.reviews`) while those await
+  approval;
 * operators see the policy and the published catalogue, never raw data, previews or
   unpublished outputs;
 * data users see the published catalogue only;
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session as DbSession
 from veil.server.accounts import Identity
 from veil.server.errors import Forbidden, NotFound
 from veil.server.models import Dataset, Job, Plan, PlanVersion, Release
+from veil.server.reviews import is_reviewer
 
 __all__ = [
     "dataset_of",
@@ -83,7 +85,8 @@ def job_of(db: DbSession, who: Identity, job_id: int) -> Job:
 
 
 def release_for_review(db: DbSession, who: Identity, release_id: int) -> tuple[Release, bool]:
-    """A release the caller may review: their own, or another's awaiting approval.
+    """A release the caller may review: their own, or one awaiting the approval of a
+    dataset they are assigned to review.
 
     Returns the release and whether the caller owns its dataset.
     """
@@ -93,7 +96,10 @@ def release_for_review(db: DbSession, who: Identity, release_id: int) -> tuple[R
         raise NotFound(f"release: no release {release_id} you may review", field="release")
     dataset = db.get(Dataset, release.dataset_id)
     owner = dataset is not None and dataset.owner_id == who.user.id
-    if not owner and release.status != "awaiting_approval":
+    if not owner and (
+        release.status != "awaiting_approval"
+        or not is_reviewer(db, who.user.id, release.dataset_id)
+    ):
         raise NotFound(f"release: no release {release_id} you may review", field="release")
     return release, owner
 

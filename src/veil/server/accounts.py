@@ -1,26 +1,28 @@
-"""Accounts, login sessions and API tokens.
+"""Accounts, sessions and API tokens.
 
-Logins are rate limited twice: an account is locked for ``lockout_minutes`` after
-``max_lockout_failures`` failures in a row, and a client address may fail at most
-``max_attempts_per_client`` times in ``attempt_window_minutes``. A successful login
-always creates a new session with a new random id (a session id known before the login
-is never adopted: no session fixation); the cookie holds the id, the database only its
-SHA-256. API tokens are scoped to one role, the account's own, and stored as digests.
+Signing in (and its throttling) is :mod:`veil.server.signin`: a successful sign-in
+always creates a new session with a new random id (a session id known before is never
+adopted: no session fixation); the cookie holds the id, the database only its SHA-256.
+API tokens are scoped to one role, the account's own, and stored as digests.
+
+An account made by an admin (or the first admin, made by ``veil serve``) has a
+one-time password: it signs in once, into a session that may do nothing but set a new
+password (ASVS 2.3.1). Each account records who created it; the audit log says so.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session as DbSession
 
 from veil.server import audit
-from veil.server.config import ServerConfig
-from veil.server.errors import Conflict, Forbidden, InputError, NotFound, TooManyAttempts
-from veil.server.models import ROLES, ApiToken, LoginAttempt, Session, User
+from veil.server.clock import aware as _aware
+from veil.server.clock import now
+from veil.server.errors import Conflict, Forbidden, InputError, NotFound
+from veil.server.models import ROLES, ApiToken, Session, User
 from veil.server.security import (
     check_password_strength,
     digest,
@@ -28,29 +30,19 @@ from veil.server.security import (
     new_token,
     verify_password,
 )
+from veil.server.throttle import unlock
 
 __all__ = [
     "Identity",
     "authenticate_token",
     "create_token",
     "create_user",
-    "login",
     "logout",
     "now",
     "session_identity",
 ]
 
 _USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,64}$")
-
-
-def now() -> datetime:
-    """The current time, in UTC."""
-    return datetime.now(timezone.utc)
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite returns naive datetimes; every stored time is UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -97,15 +89,28 @@ def event(
 
 
 def create_user(
-    db: DbSession, by: Identity | None, username: str, role: str, password: str
+    db: DbSession,
+    by: Identity | None,
+    username: str,
+    role: str,
+    password: str,
+    *,
+    one_time: bool | None = None,
 ) -> User:
-    """A new account (``by`` must be an admin, or None when the platform makes the first one).
+    """A new account (``by`` must be an admin, or None when the platform makes one).
+
+    Parameters
+    ----------
+    one_time : bool, optional
+        Whether ``password`` signs in once only, into a session that must set a new
+        password; by default when an admin makes the account (its initial password).
 
     Raises
     ------
     InputError
         A user name that is not 3-64 letters, digits, ``_.-``, a role not in
-        :data:`~veil.server.models.ROLES`, or a password too short.
+        :data:`~veil.server.models.ROLES`, or a weak password
+        (:func:`~veil.server.security.check_password_strength`).
     Conflict
         The user name is taken.
     """
@@ -118,11 +123,12 @@ def create_user(
     if role not in ROLES:
         raise InputError(f"role: must be one of {', '.join(ROLES)}, got {role!r}", field="role")
     try:
-        check_password_strength(password)
+        check_password_strength(password, username=username)
     except ValueError as exc:
         raise InputError(str(exc), field="password") from None
     if db.scalar(select(User).where(User.username == username)) is not None:
         raise Conflict(f"username: {username!r} is taken", field="username")
+    once = by is not None if one_time is None else one_time
     user = User(
         username=username,
         role=role,
@@ -130,6 +136,8 @@ def create_user(
         active=True,
         failed_logins=0,
         created_at=now(),
+        created_by=None if by is None else by.user.id,
+        password_state="one_time" if once else "ok",
     )
     db.add(user)
     db.flush()
@@ -141,85 +149,12 @@ def create_user(
         user.id,
         username=username,
         new_role=role,
+        created_by=by.name if by is not None else "platform",
+        one_time_password=once,
         actor="platform",
         actor_role="system",
     )
     return user
-
-
-def _client_failures(db: DbSession, client: str, config: ServerConfig) -> int:
-    since = now() - timedelta(minutes=config.attempt_window_minutes)
-    return int(
-        db.scalar(
-            select(func.count())
-            .select_from(LoginAttempt)
-            .where(LoginAttempt.client == client, LoginAttempt.at >= since)
-        )
-        or 0
-    )
-
-
-def login(
-    db: DbSession, config: ServerConfig, username: str, password: str, client: str
-) -> tuple[Identity, str]:
-    """Check a login; returns the new session and the cookie value to set.
-
-    Failures are recorded (and audited) in ``db``: the caller commits them even though
-    the login is refused.
-
-    Raises
-    ------
-    InputError
-        Wrong user name or password (one message for both).
-    TooManyAttempts
-        The account is locked or the client failed too often.
-    """
-    if _client_failures(db, client, config) >= config.max_attempts_per_client:
-        raise TooManyAttempts(
-            f"login: too many failed logins from this address; wait "
-            f"{config.attempt_window_minutes} minutes",
-            field="username",
-        )
-    user = db.scalar(select(User).where(User.username == username))
-    if user is not None and user.locked_until is not None and _aware(user.locked_until) > now():
-        event(db, None, "login.locked", "user", user.id, actor=username)
-        raise TooManyAttempts(
-            f"login: the account is locked after {config.max_lockout_failures} failed logins; "
-            f"try again after {config.lockout_minutes} minutes or ask an admin to unlock it",
-            field="username",
-        )
-    ok = verify_password(None if user is None else user.password_hash, password)
-    if not ok or user is None or not user.active:
-        db.add(LoginAttempt(client=client[:64], at=now()))
-        if user is not None:
-            user.failed_logins += 1
-            if user.failed_logins >= config.max_lockout_failures:
-                user.locked_until = now() + timedelta(minutes=config.lockout_minutes)
-        event(
-            db,
-            None,
-            "login.failed",
-            "user",
-            "" if user is None else user.id,
-            actor=username[:64],
-            client=client,
-        )
-        raise InputError("login: wrong user name or password", field="password")
-    user.failed_logins = 0
-    user.locked_until = None
-    cookie = new_token()
-    session = Session(
-        id=digest(cookie),
-        user_id=user.id,
-        csrf_token=new_token(),
-        created_at=now(),
-        expires_at=now() + timedelta(minutes=config.session_minutes),
-    )
-    db.add(session)
-    db.flush()
-    who = Identity(user, user.role, session=session)
-    event(db, who, "login", "user", user.id, client=client)
-    return who, cookie
 
 
 def session_identity(db: DbSession, cookie: str | None) -> Identity | None:
@@ -287,17 +222,31 @@ def authenticate_token(db: DbSession, token: str) -> Identity | None:
 
 
 def change_password(db: DbSession, who: Identity, current: str, new: str) -> None:
-    """Change the caller's password (other sessions of the account end)."""
+    """Change the caller's password (other sessions of the account end).
+
+    A session opened with a one-time password may do only this; once done, it may do
+    everything its role may.
+    """
     if not verify_password(who.user.password_hash, current):
         raise InputError("current_password: is wrong", field="current_password")
     try:
-        check_password_strength(new, field="new_password")
+        check_password_strength(new, username=who.user.username, field="new_password")
     except ValueError as exc:
         raise InputError(str(exc), field="new_password") from None
+    if verify_password(who.user.password_hash, new):
+        raise InputError("new_password: must differ from the current one", field="new_password")
     who.user.password_hash = hash_password(new)
+    who.user.password_state = "ok"
     keep = who.session.id if who.session is not None else ""
+    if who.session is not None:
+        who.session.must_change = False
     db.execute(delete(Session).where(Session.user_id == who.user.id, Session.id != keep))
     event(db, who, "account.password", "user", who.user.id)
+
+
+def must_change_password(who: Identity | None) -> bool:
+    """Whether the caller's session was opened with a one-time password not yet replaced."""
+    return who is not None and who.session is not None and bool(who.session.must_change)
 
 
 def admin_update(db: DbSession, who: Identity, user_id: int, action: str) -> User:
@@ -308,7 +257,7 @@ def admin_update(db: DbSession, who: Identity, user_id: int, action: str) -> Use
     if user is None:
         raise NotFound(f"user: no user {user_id}", field="user")
     if action == "unlock":
-        user.failed_logins, user.locked_until = 0, None
+        unlock(db, user.username)
     elif action in ("deactivate", "activate"):
         if user.id == who.user.id:
             raise Conflict("user: an admin cannot deactivate their own account", field="user")

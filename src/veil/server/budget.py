@@ -4,6 +4,12 @@ The figures are the library's: :class:`veil.release.Policy` checks a plan, and
 :class:`veil.release.dataset_ledger.DatasetLedger` composes a dataset's releases and
 says what remains. This module only loads and saves them, with an audit event for every
 change, and keeps a job's reservation in step with its run.
+
+Every reservation goes through :func:`reserve`, in one transaction that serializes the
+dataset's budget: on PostgreSQL its dataset row is locked (``SELECT ... FOR UPDATE``),
+on SQLite the transaction takes the database's write lock (``BEGIN IMMEDIATE``) before
+the ledger is read. Queuing a release and starting its run call that same function, so
+two requests can never both spend what only one can pay for.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ __all__ = [
     "METHODS",
     "dataset_ledger",
     "get_policy",
+    "lock_dataset",
     "release_policy",
     "reserve",
     "settle",
@@ -37,6 +44,7 @@ __all__ = [
 METHODS: tuple[str, ...] = (*TREATMENTS, *MASKS, "anonymization")
 """Every treatment, mask and table step a policy can allow."""
 
+_MAX_K = 1_000_000_000
 _FLOATS = (
     "max_ldp_epsilon",
     "max_ldp_delta",
@@ -74,7 +82,7 @@ def _number(name: str, value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(
             f"{name}: must be a number >= 0 or empty, got {value!r}", field=name
         ) from None
@@ -101,14 +109,13 @@ def update_policy(db: DbSession, who: Identity, fields: dict[str, Any]) -> Opera
     if min_k is None or (isinstance(min_k, str) and not min_k.strip()):
         values["min_k"] = None
     else:
-        try:
-            values["min_k"] = int(str(min_k))
-        except ValueError:
+        text = str(min_k).strip()
+        if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= _MAX_K:
             raise InputError(
-                f"min_k: must be an integer >= 1, got {min_k!r}", field="min_k"
-            ) from None
-        if values["min_k"] < 1:
-            raise InputError(f"min_k: must be an integer >= 1, got {min_k!r}", field="min_k")
+                f"min_k: must be a whole number from 1 to {_MAX_K:,}, got {str(min_k)[:40]!r}",
+                field="min_k",
+            )
+        values["min_k"] = int(text)
     methods = fields.get("allowed_methods")
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.split(",") if m.strip()]
@@ -172,19 +179,59 @@ def dataset_ledger(db: DbSession, dataset: Dataset, row: OperatorPolicy) -> Data
     )
 
 
-def reserve(db: DbSession, job: Job, spend: Spend) -> None:
-    """Reserve ``spend`` for ``job`` in its dataset's ledger."""
-    db.add(
-        BudgetEntry(
-            dataset_id=job.dataset_id,
-            job_id=job.id,
-            state="reserved",
-            ldp_epsilon=spend.ldp_epsilon,
-            ldp_delta=spend.ldp_delta,
-            metric_epsilon=spend.metric_epsilon,
-            created_at=now(),
-        )
-    )
+def lock_dataset(db: DbSession, dataset_id: int) -> None:
+    """Hold ``dataset_id``'s budget until the transaction ends (see the module documentation).
+
+    On SQLite a transaction begins at its first write, which takes the write lock;
+    before any, ``BEGIN IMMEDIATE`` takes it at once. Either way no other writer can
+    commit until this transaction does, so what is read next is the newest state.
+    """
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(select(Dataset.id).where(Dataset.id == dataset_id).with_for_update())
+        return
+    connection = db.connection()
+    driver = connection.connection.driver_connection
+    if driver is not None and not driver.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def reserve(db: DbSession, job: Job, spend: Spend, *, hold: bool = True) -> None:
+    """Check that ``job``'s dataset can pay ``spend`` and reserve it, atomically.
+
+    The one budget check of a release: when it is queued and when its run starts. The
+    dataset is locked first; its ledger (every other job's reservation and spend) is
+    read under the lock and must leave room for ``spend`` under the policy's
+    per-dataset budget; the job's own line is then written (or refreshed). With
+    ``hold=False`` (a dry run) the check is made and nothing written.
+
+    Raises
+    ------
+    InputError
+        The dataset's remaining budget cannot pay ``spend`` (naming ``budget`` and the
+        budget short).
+    """
+    lock_dataset(db, job.dataset_id)
+    dataset = db.get(Dataset, job.dataset_id)
+    assert dataset is not None
+    row = db.execute(
+        select(OperatorPolicy)
+        .where(OperatorPolicy.id == 1)
+        .execution_options(populate_existing=True)
+    ).scalar_one_or_none() or get_policy(db)
+    try:
+        dataset_ledger(db, dataset, row).check(spend, exclude=str(job.id))
+    except PolicyError as exc:
+        raise InputError(str(exc), field="budget") from None
+    if not hold:
+        return
+    entry = db.scalar(select(BudgetEntry).where(BudgetEntry.job_id == job.id))
+    if entry is None:
+        entry = BudgetEntry(dataset_id=job.dataset_id, job_id=job.id, created_at=now())
+        db.add(entry)
+    entry.state = "reserved"
+    entry.ldp_epsilon, entry.ldp_delta = spend.ldp_epsilon, spend.ldp_delta
+    entry.metric_epsilon = spend.metric_epsilon
+    db.flush()
 
 
 def settle(db: DbSession, job: Job, spend: Spend) -> None:

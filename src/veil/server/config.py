@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veil.errors import ParameterError
+from veil.server.files import private_dir
 
 __all__ = ["ServerConfig"]
 
@@ -170,9 +171,7 @@ class ServerConfig:
 
     def folder(self, name: str) -> Path:
         """A folder of the data directory (``datasets``, ``releases``, ``work``), created."""
-        path = self.data_dir / name
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return path
+        return private_dir(self.data_dir / name)
 
 
 def _networks(values: object) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ _HEADER = len(_MAGIC) + _PREFIX
 _LENGTH = struct.Struct(">I")
 _TAG = 16
 _WRAP_PURPOSE = "veil.server.dataset-key-wrap"
+_AUDIT_PURPOSE = "veil.server.audit-chain"
 
 
 class CustodyError(VeilError, ValueError):
@@ -70,11 +71,15 @@ def load_server_key(key_env: str, key_file: Path | None) -> SecretKey:
 
 
 class KeyRing:
-    """Wraps and unwraps datasets' data keys with a subkey of the server key."""
+    """Wraps and unwraps datasets' data keys with a subkey of the server key, and holds
+    the audit chain's key (another subkey)."""
 
     def __init__(self, server_key: SecretKey) -> None:
         self._wrap = AESGCM(server_key.derive(_WRAP_PURPOSE).reveal())
         self.key_id = server_key.key_id
+        self.audit_key = server_key.derive(_AUDIT_PURPOSE).reveal()
+        """The audit chain's HMAC key (a subkey of the server key: independent of the
+        wrapping key, and useless without the server key to anyone who reads the log)."""
 
     def new_data_key(self) -> bytes:
         """A fresh 256-bit data key."""

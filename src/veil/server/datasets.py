@@ -23,35 +23,40 @@ import contextlib
 import hashlib
 import io
 import secrets
-import shutil
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
 from veil.errors import VeilError
+from veil.release.engine import _csv_options
 from veil.release.intake import profile_csv, read_header, risk_guidance
-from veil.server.accounts import Identity, _aware, event, now
+from veil.release.plan import InputSpec
+from veil.server.accounts import Identity, event, now
+from veil.server.clock import aware
 from veil.server.config import ServerConfig
 from veil.server.custody import CHUNK, DecryptingReader, KeyRing
 from veil.server.database import Database
 from veil.server.errors import Conflict, InputError
-from veil.server.jobs import enqueue_profile
+from veil.server.leases import held
 from veil.server.models import Dataset, Job
 from veil.server.uploads import UploadSink
 
 __all__ = [
     "DatasetForm",
-    "decrypt_to",
     "delete_raw",
     "new_upload",
     "profile_dataset",
+    "read_records",
     "register_upload",
     "require_profile",
     "sweep_retention",
+    "time_limit_message",
 ]
 
 _MAX_NAME = 200
@@ -95,6 +100,7 @@ def new_upload(config: ServerConfig, keyring: KeyRing) -> tuple[str, bytes, Uplo
         uid,
         max_bytes=config.max_upload_bytes,
         max_ratio=config.max_compression_ratio,
+        max_cell_chars=config.max_cell_chars,
     )
     return uid, key, sink
 
@@ -120,14 +126,22 @@ def register_upload(
     sink: UploadSink,
     form: DatasetForm,
     original_name: str,
-) -> tuple[Dataset, Job]:
-    """Record the stored upload (its header checked) and queue its profile.
+    max_columns: int,
+) -> Dataset:
+    """Record the stored upload (its header checked); the caller queues its profile.
 
-    The file is removed when its header is refused.
+    The file is removed when its header is refused, or names more than
+    ``max_columns`` columns.
     """
     path = sink.path
     try:
         names = read_header(_opener(path, data_key, uid))
+        if len(names) > max_columns:
+            raise InputError(
+                f"file: has {len(names):,} columns; the limit is {max_columns:,} "
+                "(veil serve --max-columns)",
+                field="file",
+            )
     except VeilError as exc:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -167,7 +181,7 @@ def register_upload(
         key_id=dataset.key_id,
         compressed=sink.compressed,
     )
-    return dataset, enqueue_profile(db, who, dataset)
+    return dataset
 
 
 def profile_dataset(
@@ -176,14 +190,23 @@ def profile_dataset(
     keyring: KeyRing,
     job_id: int,
     progress: Callable[[int], None] | None = None,
+    worker: str | None = None,
 ) -> None:
     """A worker's profile job: stream the dataset's profile and risk summary into its row.
+
+    Nothing is written unless the job is still ``worker``'s (see
+    :func:`veil.server.leases.held`).
+
+    The profile stops once it has run ``config.profile_seconds`` (checked after each
+    block of rows, and given to the risk guidance as its time limit).
 
     Raises
     ------
     InputError
         The file is not a valid CSV table (naming ``file``): its raw data is then
-        deleted, with the reason, and the dataset is marked ``failed``.
+        deleted, with the reason, and the dataset is marked ``failed``. Or the time
+        limit ran out (naming ``profile``): the dataset is marked ``failed`` and keeps
+        its raw data (re-run the job with a longer limit, or delete it).
     """
     with db.session() as session:
         job = session.get(Job, job_id)
@@ -194,19 +217,41 @@ def profile_dataset(
             raise Conflict(f"dataset {dataset.id}: its raw data was deleted", field="dataset")
         uid, dataset_id = dataset.uid, dataset.id
         key = keyring.unwrap(dataset.wrapped_key, uid)
+    started = time.monotonic()
+
+    def left() -> float:
+        remaining = config.profile_seconds - (time.monotonic() - started)
+        if remaining <= 0:
+            raise _TimeUp(time_limit_message(config))
+        return remaining
+
+    def tick(rows: int) -> None:
+        left()
+        if progress is not None:
+            progress(rows)
+
     try:
-        profile = profile_csv(_opener(_file(config, uid), key, uid), rng=None, progress=progress)
-        guidance = risk_guidance(profile)
+        profile = profile_csv(_opener(_file(config, uid), key, uid), rng=None, progress=tick)
+        guidance = risk_guidance(profile, time_limit=left())
+        left()
+    except _TimeUp as exc:
+        with db.session() as session:
+            dataset = session.get(Dataset, dataset_id)
+            if held(session, job_id, worker) is not None and dataset is not None:
+                dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
+        raise InputError(str(exc), field="profile") from None
     except VeilError as exc:
         with db.session() as session:
             dataset = session.get(Dataset, dataset_id)
-            assert dataset is not None
-            delete_raw(session, config, None, dataset, f"refused by its profile: {exc}"[:200])
-            dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
+            if held(session, job_id, worker) is not None and dataset is not None:
+                reason = f"refused by its profile: {exc}"[:200]
+                delete_raw(session, config, None, dataset, reason)
+                dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
         raise InputError(str(exc), field="file") from None
     with db.session() as session:
         dataset = session.get(Dataset, dataset_id)
-        assert dataset is not None
+        if held(session, job_id, worker) is None or dataset is None:
+            return
         original = dataset.profile.get("original_name", "")
         dataset.profile = {**profile.to_dict(), "original_name": original}
         dataset.risk = guidance.to_dict()
@@ -224,6 +269,18 @@ def profile_dataset(
         )
 
 
+class _TimeUp(VeilError):
+    """A profile ran past its time limit."""
+
+
+def time_limit_message(config: ServerConfig) -> str:
+    """Why a profile stopped at its time limit."""
+    return (
+        f"profile: stopped after its time limit of {config.profile_seconds} s "
+        "(veil serve --profile-seconds); a table this wide or long needs a longer limit"
+    )
+
+
 def require_profile(dataset: Dataset) -> None:
     """Refuse planning on a dataset whose profile has not arrived (or failed)."""
     if dataset.profile_status != "done":
@@ -239,7 +296,7 @@ def dataset_view(dataset: Dataset) -> dict[str, Any]:
     expires = (
         None
         if dataset.retention_days is None
-        else (_aware(dataset.created_at) + timedelta(days=dataset.retention_days)).isoformat()
+        else (aware(dataset.created_at) + timedelta(days=dataset.retention_days)).isoformat()
     )
     return {
         "id": dataset.id,
@@ -275,15 +332,27 @@ def set_retention(db: DbSession, who: Identity, dataset: Dataset, form: DatasetF
     )
 
 
-def decrypt_to(keyring: KeyRing, config: ServerConfig, dataset: Dataset, target: Path) -> None:
-    """Write the dataset's plain CSV to ``target`` (mode 600), for a worker's run."""
+def read_records(
+    keyring: KeyRing, config: ServerConfig, dataset: Dataset, spec: InputSpec
+) -> pd.DataFrame:
+    """The dataset's records, decrypted into this process's memory, read as ``spec`` says.
+
+    The plain text exists only in this process's memory, a block at a time as the CSV
+    parser reads it; nothing is written to disk, so a killed worker leaves no plain copy
+    behind. The read options are the plan's (:func:`veil.release.engine.input_spec`).
+    """
     if dataset.custody != "encrypted":
         raise Conflict(f"dataset {dataset.id}: its raw data was deleted", field="dataset")
     key = keyring.unwrap(dataset.wrapped_key, dataset.uid)
-    with DecryptingReader(_file(config, dataset.uid), key, dataset.uid) as source:
-        target.touch(mode=0o600)
-        with open(target, "wb") as out:
-            shutil.copyfileobj(source, out, 1 << 20)
+    with _opener(_file(config, dataset.uid), key, dataset.uid)() as source:
+        try:
+            frame: pd.DataFrame = pd.read_csv(source, **_csv_options(spec))
+        except (ValueError, OSError) as exc:
+            reason = " ".join(str(exc).split())[:300]
+            raise InputError(
+                f"input: the dataset cannot be read ({reason})", field="input"
+            ) from None
+    return frame
 
 
 def delete_raw(
@@ -325,7 +394,7 @@ def sweep_retention(db: DbSession, config: ServerConfig) -> int:
         select(Dataset).where(Dataset.custody == "encrypted", Dataset.retention_days.is_not(None))
     ):
         assert dataset.retention_days is not None
-        if _aware(dataset.created_at) + timedelta(days=dataset.retention_days) <= now():
+        if aware(dataset.created_at) + timedelta(days=dataset.retention_days) <= now():
             delete_raw(db, config, None, dataset, f"retention of {dataset.retention_days} days")
             count += 1
     return count

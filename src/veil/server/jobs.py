@@ -1,19 +1,25 @@
-"""The job queue, in the database: queue, claim, progress, cancel, recovery.
+"""The job queue, in the database: queue, claim, leases, cancel, recovery.
 
 A job is the profile of a dataset just uploaded (its rows, types, missing values and
 risk summary; :func:`enqueue_profile`), or a dry run or a release of one plan version.
-Queuing a release re-checks the plan against the policy and the dataset's ledger and
-reserves what the plan may spend;
-the worker that runs it checks both again (:mod:`veil.server.worker`). Workers claim
+Queuing a release re-checks the plan against the policy and reserves what the plan may
+spend with :func:`veil.server.budget.reserve`, the one atomic budget check; the worker
+that runs it calls the same function again (:mod:`veil.server.worker`). Workers claim
 queued jobs one at a time: on PostgreSQL with ``FOR UPDATE SKIP LOCKED`` (two workers
 never wait on each other nor take the same job), on SQLite with one ``UPDATE`` of the
 oldest queued row, which the database's write lock serializes.
 
-When the platform starts, a job still marked running belongs to a worker that no longer
-exists: :func:`recover` marks it ``interrupted``, removes its work folder (the plain
-copy of the input) and any uncommitted output, and frees its reservation; the job can be
-re-run as a new job. A release the run had already committed (its manifest verifies) is
-kept and its spend recorded: nothing is lost and nothing is counted twice.
+**Leases.** A claimed job holds a lease of ``lease_seconds`` that its worker renews with
+a heartbeat every ``heartbeat_seconds`` (:func:`renew`). A job whose lease ran out, or
+whose worker process on this host is gone, has lost its worker: :func:`reclaim` marks it
+``interrupted``, removes any uncommitted output and frees its reservation, so that
+nothing waits on a dead worker for longer than the lease. Any worker reclaims lost jobs
+as it polls, and ``veil serve``'s supervisor does at once when it sees one of its worker
+processes die (:mod:`veil.server.supervisor`). A worker that lost its lease commits
+nothing: every write of its result is fenced on the job still being its own and
+running. A release the run had already committed (its manifest verifies) is kept and
+its spend recorded: nothing is lost and nothing is counted twice. At a start of the
+platform every job still marked running is reclaimed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import os
 import secrets
 import shutil
 import socket
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select, update
@@ -30,13 +37,16 @@ from sqlalchemy.orm import Session as DbSession
 from veil.release.outputs import verify_release
 from veil.server.access import require_role
 from veil.server.accounts import Identity, event, now
-from veil.server.budget import reserve, unreserve
+from veil.server.budget import lock_dataset, reserve, unreserve
+from veil.server.clock import aware
 from veil.server.config import ServerConfig
 from veil.server.database import Database
+from veil.server.datasets import time_limit_message
 from veil.server.errors import Conflict, InputError
 from veil.server.folders import job_paths
 from veil.server.models import Dataset, Job, PlanVersion
 from veil.server.plans import check_plan, parse_text
+from veil.server.releases import adopt_committed
 
 __all__ = [
     "FINISHED",
@@ -45,7 +55,9 @@ __all__ = [
     "enqueue",
     "enqueue_profile",
     "job_view",
-    "recover",
+    "overdue",
+    "reclaim",
+    "renew",
     "rerun",
     "worker_name",
 ]
@@ -76,13 +88,17 @@ def enqueue(
         raise Conflict(
             f"dataset {dataset.id}: its raw data was deleted; nothing can be run", field="dataset"
         )
-    checked = check_plan(db, config, dataset, parse_text(version.text))
+    checked = check_plan(db, config, dataset, parse_text(version.text), ledger=False)
     if not checked.ok:
         raise InputError(
-            "plan: refused now (the policy or the dataset's budget changed since it was "
-            "saved): " + "; ".join(e["message"] for e in checked.errors),
+            "plan: refused now (the policy changed since it was saved): "
+            + "; ".join(e["message"] for e in checked.errors),
             field="plan",
         )
+    assert checked.spend is not None
+    # The dataset's budget is held from here to the commit (before the job row, whose
+    # foreign key would otherwise share-lock the dataset first and deadlock two queuers).
+    lock_dataset(db, dataset.id)
     job = Job(
         uid=secrets.token_hex(16),
         plan_version_id=version.id,
@@ -97,9 +113,8 @@ def enqueue(
     )
     db.add(job)
     db.flush()
-    if kind == "run":
-        assert checked.spend is not None
-        reserve(db, job, checked.spend)
+    # The one budget check, under the dataset's lock; a dry run checks and holds nothing.
+    reserve(db, job, checked.spend, hold=kind == "run")
     event(
         db,
         who,
@@ -138,16 +153,41 @@ def enqueue_profile(db: DbSession, who: Identity, dataset: Dataset) -> Job:
     return job
 
 
-def claim(db: Database, worker: str) -> int | None:
-    """Take the oldest queued job for ``worker``; its id, or None when none is queued."""
+def claim(db: Database, worker: str, lease_seconds: float = 15.0) -> int | None:
+    """Take the oldest queued job for ``worker`` with a lease; its id, or None."""
     oldest = select(Job.id).where(Job.status == "queued").order_by(Job.id).limit(1)
     if db.postgres:
         oldest = oldest.with_for_update(skip_locked=True)
+    moment = now()
     statement = (
         update(Job)
         .where(Job.id == oldest.scalar_subquery(), Job.status == "queued")
-        .values(status="running", worker=worker, started_at=now(), heartbeat=now())
+        .values(
+            status="running",
+            worker=worker,
+            started_at=moment,
+            heartbeat=moment,
+            lease_until=moment + timedelta(seconds=lease_seconds),
+        )
         .returning(Job.id)
+    )
+    with db.session() as session:
+        return session.execute(statement).scalar_one_or_none()
+
+
+def renew(db: Database, job_id: int, worker: str, lease_seconds: float) -> bool | None:
+    """The worker's heartbeat: extend its lease on ``job_id``.
+
+    Returns whether a cancel was asked, or None when the job is no longer this worker's
+    running job (its lease ran out and it was reclaimed): the worker must then stop and
+    commit nothing.
+    """
+    moment = now()
+    statement = (
+        update(Job)
+        .where(Job.id == job_id, Job.worker == worker, Job.status == "running")
+        .values(heartbeat=moment, lease_until=moment + timedelta(seconds=lease_seconds))
+        .returning(Job.cancel_requested)
     )
     with db.session() as session:
         return session.execute(statement).scalar_one_or_none()
@@ -163,9 +203,14 @@ def cancel(db: DbSession, who: Identity, job: Job) -> None:
             "nothing); delete the dataset's raw data instead",
             field="job",
         )
-    if job.status == "queued":
+    if job.status == "queued" or _lost(job):
+        before = job.status
         job.status, job.finished_at = "cancelled", now()
-        job.error = "cancel: cancelled before it started; nothing was read"
+        job.error = (
+            "cancel: cancelled before it started; nothing was read"
+            if before == "queued"
+            else "cancel: cancelled; its worker had stopped, nothing was released"
+        )
         unreserve(db, job)
     else:
         job.cancel_requested = True
@@ -206,45 +251,63 @@ def _alive(worker: str | None) -> bool:
     return True
 
 
-def recover(db: Database, config: ServerConfig, *, all_running: bool = False) -> list[int]:
-    """Mark running jobs whose worker is gone (or every running job) as interrupted.
+def _lost(job: Job) -> bool:
+    """Whether a running job's lease ran out, or its worker on this host is gone."""
+    if job.status != "running":
+        return False
+    if job.lease_until is not None and aware(job.lease_until) < now():
+        return True
+    host = (job.worker or "").partition(":")[0]
+    return host == socket.gethostname()[:32] and not _alive(job.worker)
 
-    Returns the ids of the jobs marked. See the module documentation.
+
+def _keep_committed(session: DbSession, config: ServerConfig, job: Job) -> bool:
+    """Record a release the run committed before it stopped; whether there was one."""
+    paths = job_paths(config, job)
+    if job.kind != "run" or not (paths.release / "manifest.json").exists():
+        return False
+    try:
+        verify_release(paths.release)
+    except Exception:
+        return False
+    adopt_committed(session, config, job)
+    event(
+        session,
+        None,
+        "job.recovered",
+        "job",
+        job.id,
+        actor="platform",
+        actor_role="system",
+        note="committed before its worker stopped; kept",
+    )
+    return True
+
+
+def reclaim(db: Database, config: ServerConfig, *, all_running: bool = False) -> list[int]:
+    """Mark running jobs that lost their worker (or, at a start, all) as interrupted.
+
+    A job has lost its worker when its lease ran out or its worker process on this host
+    no longer exists. Returns the ids of the jobs marked; see the module documentation.
     """
     marked: list[int] = []
     with db.session() as session:
-        running = session.scalars(select(Job).where(Job.status == "running")).all()
+        running = session.scalars(
+            select(Job).where(Job.status == "running").with_for_update(skip_locked=True)
+            if db.postgres
+            else select(Job).where(Job.status == "running")
+        ).all()
         for job in running:
-            if not all_running and _alive(job.worker):
+            if not all_running and not _lost(job):
                 continue
             paths = job_paths(config, job)
             shutil.rmtree(paths.work, ignore_errors=True)
-            committed = False
-            if job.kind == "run" and (paths.release / "manifest.json").exists():
-                try:
-                    verify_release(paths.release)
-                    committed = True
-                except Exception:
-                    committed = False
-            if committed:
-                from veil.server.releases import adopt_committed
-
-                adopt_committed(session, config, job)
-                event(
-                    session,
-                    None,
-                    "job.recovered",
-                    "job",
-                    job.id,
-                    actor="platform",
-                    actor_role="system",
-                    note="committed before the interruption; kept",
-                )
+            if _keep_committed(session, config, job):
                 continue
             shutil.rmtree(paths.base, ignore_errors=True)
             job.status, job.finished_at = "interrupted", now()
             job.error = (
-                "interrupted: the platform stopped during the run; nothing was released (re-run it)"
+                "interrupted: its worker stopped during the run; nothing was released (re-run it)"
             )
             unreserve(session, job)
             if job.kind == "profile":
@@ -263,6 +326,42 @@ def recover(db: Database, config: ServerConfig, *, all_running: bool = False) ->
             )
             marked.append(job.id)
     return marked
+
+
+def overdue(db: Database, config: ServerConfig, grace_seconds: float = 10.0) -> list[str]:
+    """Fail running profile jobs past their time limit; the workers that still hold them.
+
+    The worker stops a profile itself when its time is up (between blocks of rows);
+    this catches one that does not (a single block that takes too long), so that its
+    supervisor can stop the worker process.
+    """
+    limit = now() - timedelta(seconds=config.profile_seconds + grace_seconds)
+    workers: list[str] = []
+    with db.session() as session:
+        jobs = session.scalars(
+            select(Job).where(
+                Job.status == "running", Job.kind == "profile", Job.started_at < limit
+            )
+        ).all()
+        for job in jobs:
+            job.status, job.finished_at = "failed", now()
+            job.error = time_limit_message(config)
+            dataset = session.get(Dataset, job.dataset_id)
+            if dataset is not None:
+                dataset.profile_status = "failed"
+                dataset.risk = {"error": job.error}
+            event(
+                session,
+                None,
+                "job.failed",
+                "job",
+                job.id,
+                actor="platform",
+                actor_role="system",
+                error=job.error,
+            )
+            workers.append(job.worker or "")
+    return workers
 
 
 def job_view(job: Job) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "MAX_ID",
     "ROLES",
     "ApiToken",
     "AuditEntry",
@@ -33,15 +34,21 @@ __all__ = [
     "Base",
     "BudgetEntry",
     "Dataset",
+    "DatasetReviewer",
     "Job",
     "LoginAttempt",
+    "LoginBackoff",
     "OperatorPolicy",
     "Plan",
     "PlanVersion",
     "Release",
     "Session",
+    "SignIn",
     "User",
 ]
+
+MAX_ID = 2**31 - 1
+"""Largest id (and whole-number field) the tables hold: PostgreSQL's INTEGER."""
 
 ROLES = ("admin", "operator", "curator", "data_user")
 """Account roles: accounts; algorithms and policy; raw datasets and releases; published data."""
@@ -64,6 +71,8 @@ class User(Base):
     failed_logins: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    password_state: Mapped[str] = mapped_column(String(16), default="ok")
 
 
 class Session(Base):
@@ -76,6 +85,7 @@ class Session(Base):
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    must_change: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class ApiToken(Base):
@@ -100,6 +110,28 @@ class LoginAttempt(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     client: Mapped[str] = mapped_column(String(64), index=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class SignIn(Base):
+    """A successful sign-in: the account and the client address it came from."""
+
+    __tablename__ = "sign_ins"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    client: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LoginBackoff(Base):
+    """Failed sign-ins in a row under one key (an account, or an account at an address)."""
+
+    __tablename__ = "login_backoff"
+
+    key: Mapped[str] = mapped_column(String(160), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    next_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class OperatorPolicy(Base):
@@ -144,6 +176,21 @@ class Dataset(Base):
     delete_after_publish: Mapped[bool] = mapped_column(Boolean, default=False)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     deletion_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class DatasetReviewer(Base):
+    """A curator assigned (by an admin) to review the releases of one dataset."""
+
+    __tablename__ = "dataset_reviewers"
+
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    assigned_by: Mapped[int] = mapped_column(Integer)
+    assigned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Plan(Base):
@@ -193,6 +240,7 @@ class Job(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     worker: Mapped[str | None] = mapped_column(String(64), nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     progress: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -238,16 +286,18 @@ class Release(Base):
     approved_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
     published_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    approval_flags: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 class AuditHead(Base):
-    """The end of the audit chain (one row): its sequence number and hash."""
+    """The end of the audit chain (one row): its sequence number, hash and scheme."""
 
     __tablename__ = "audit_head"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     seq: Mapped[int] = mapped_column(Integer)
     hash: Mapped[str] = mapped_column(String(64))
+    scheme: Mapped[str] = mapped_column(String(16), default="hmac-sha256")
 
 
 class AuditEntry(Base):

@@ -29,12 +29,7 @@ from sqlalchemy.orm import Session as DbSession
 from veil.release import PlanError, load_plan, render_ledger, run
 from veil.release.dataset_ledger import Spend, planned_spend
 from veil.release.guidance import (
-    HARM_QUESTIONS,
-    HARM_TIERS,
-    HarmTier,
-    default_delta,
     expected_errors,
-    harm_tier,
 )
 from veil.server.accounts import Identity, event, now
 from veil.server.budget import dataset_ledger, get_policy, release_policy
@@ -43,29 +38,14 @@ from veil.server.errors import Conflict, InputError
 from veil.server.models import Dataset, Plan, PlanVersion
 
 __all__ = [
-    "FORM_METHODS",
-    "FORM_ROLES",
     "Checked",
     "check_plan",
     "create_plan",
     "diff_versions",
-    "form_plan",
+    "hierarchy_files",
     "new_version",
     "plan_files",
 ]
-
-FORM_METHODS = (
-    "keep",
-    "drop",
-    "redact",
-    "laplace",
-    "gaussian",
-    "randomized_response",
-    "exponential",
-)
-"""Treatments the plan form offers per column (other treatments are written in YAML)."""
-FORM_ROLES = ("identifier", "quasi_identifier", "sensitive", "insensitive")
-"""Roles the plan form offers per column."""
 
 _MAX_TEXT = 200_000
 _YES = ("on", "true", "yes", "1", True)
@@ -80,6 +60,12 @@ def plan_files(config: ServerConfig) -> Path:
         source = resources.files("veil.release").joinpath("examples", "hierarchies")
         shutil.copytree(str(source), target)
     return folder
+
+
+def hierarchy_files(config: ServerConfig) -> list[str]:
+    """The bundled hierarchy files a plan may name, as ``hierarchies/<file>.csv``."""
+    folder = plan_files(config) / "hierarchies"
+    return sorted(f"hierarchies/{p.name}" for p in folder.glob("*.csv"))
 
 
 @dataclass
@@ -176,9 +162,14 @@ def check_plan(
     dataset: Dataset,
     data: dict[str, Any],
     *,
-    exclude: str | None = None,
+    ledger: bool = True,
 ) -> Checked:
-    """Validate ``data`` for ``dataset``: platform rules, plan, policy, dataset ledger."""
+    """Validate ``data`` for ``dataset``: platform rules, plan, policy, dataset ledger.
+
+    With ``ledger`` (a plan being saved or previewed) the dataset's remaining budget must
+    pay for it now. A queued or running release is checked against the budget by
+    :func:`veil.server.budget.reserve` instead, under the dataset's lock.
+    """
     checked = Checked(data)
     checked.errors = _platform_rules(data)
     if checked.errors:
@@ -190,8 +181,8 @@ def check_plan(
         plan = load_plan(mapping, base_dir=folder)
         result = run(plan, dry_run=True, policy=release_policy(row))
         spend = planned_spend(plan)
-        ledger = dataset_ledger(db, dataset, row)
-        ledger.check(spend, exclude=exclude)
+        if ledger:
+            dataset_ledger(db, dataset, row).check(spend)
     except PlanError as exc:
         checked.errors = _error_lines(str(exc))
         return checked
@@ -278,128 +269,3 @@ def diff_versions(a: PlanVersion, b: PlanVersion) -> list[str]:
             lineterm="",
         )
     )
-
-
-def _split(text: Any, integer: bool) -> list[Any]:
-    values: list[Any] = [v.strip() for v in str(text or "").split(",") if v.strip()]
-    if integer:
-        try:
-            return [int(v) for v in values]
-        except ValueError:
-            return values
-    return values
-
-
-def form_plan(profile: dict[str, Any], fields: dict[str, Any]) -> str:
-    """A plan's YAML from the plan form (one role and treatment per column).
-
-    Fields per column ``i`` (the profile's order): ``role_i``, ``method_i``,
-    ``bounds_i`` (``lower, upper``), ``domain_i`` (comma-separated categories),
-    ``epsilon_i`` (optional), ``delta_i`` (Gaussian); for the budget ``ldp_epsilon``,
-    ``ldp_delta`` (default :func:`~veil.release.guidance.default_delta` of the rows)
-    and, when ``ldp_epsilon`` is empty, the harm tier's epsilon: ``harm_tier`` (0 to
-    5), else the tier of the harm questions answered yes (``harm_<key>`` of
-    :data:`~veil.release.guidance.HARM_QUESTIONS`, or ``harm_none`` for none). The
-    plan's first line says where its budget came from.
-
-    Raises
-    ------
-    InputError
-        A bound or number that does not parse, naming its field.
-    """
-    columns: dict[str, Any] = {}
-    for i, column in enumerate(profile.get("columns", [])):
-        name = column["name"]
-        method = _choice(fields, f"method_{i}", FORM_METHODS, "drop", name)
-        role = _choice(fields, f"role_{i}", FORM_ROLES, "insensitive", name)
-        treatment: dict[str, Any] = {"method": method}
-        if method in ("laplace", "gaussian"):
-            raw = str(fields.get(f"bounds_{i}") or "")
-            try:
-                lo, hi = (float(v) for v in raw.split(","))
-            except ValueError:
-                raise InputError(
-                    f"bounds_{i}: column {name!r} needs public bounds 'lower, upper', got {raw!r}",
-                    field=f"bounds_{i}",
-                ) from None
-            treatment["bounds"] = [lo, hi]
-        if method == "gaussian":
-            treatment["delta"] = _float(fields, f"delta_{i}", 1e-6)
-        if method in ("randomized_response", "exponential"):
-            treatment["domain"] = _split(fields.get(f"domain_{i}"), column.get("type") == "integer")
-            treatment["missing"] = "keep" if column.get("missing") else "error"
-        if method in ("laplace", "gaussian") and column.get("missing"):
-            treatment["missing"] = "keep"
-        eps = fields.get(f"epsilon_{i}")
-        if method in ("laplace", "gaussian", "randomized_response", "exponential") and eps:
-            treatment["epsilon"] = _float(fields, f"epsilon_{i}", None)
-        columns[name] = {"role": role, "treatment": treatment if len(treatment) > 1 else method}
-    tier, why = _tier(fields)
-    epsilon = _float(fields, "ldp_epsilon", None)
-    if epsilon is None:
-        if tier is None:
-            raise InputError(
-                "harm_tier: answer the harm questions, choose a harm tier, or give "
-                "ldp_epsilon (the budget)",
-                field="harm_tier",
-            )
-        epsilon, why = tier.ldp_epsilon, f"budget: epsilon of harm tier {why}"
-    else:
-        why = "budget: epsilon given on the form"
-    rows = profile.get("rows") or None
-    delta = _float(fields, "ldp_delta", default_delta(rows))
-    plan: dict[str, Any] = {"columns": columns, "unlisted": "drop"}
-    explicit = any(
-        isinstance(c["treatment"], dict) and "epsilon" in c["treatment"] for c in columns.values()
-    )
-    plan["budget"] = {
-        "ldp": {"epsilon": epsilon, "delta": delta},
-        "allocation": "explicit" if explicit else "equal",
-    }
-    head = f"# {why}\n"
-    return head + yaml.safe_dump(plan, sort_keys=False, allow_unicode=True)
-
-
-def _tier(fields: dict[str, Any]) -> tuple[HarmTier | None, str]:
-    """The harm tier the form chose (a tier number wins over the answers), and why."""
-    raw = fields.get("harm_tier")
-    if raw is not None and str(raw).strip():
-        text = str(raw).strip()
-        if not text.isdigit() or not 0 <= int(text) < len(HARM_TIERS):
-            raise InputError(
-                f"harm_tier: must be a tier from 0 to {len(HARM_TIERS) - 1}, got {raw!r}",
-                field="harm_tier",
-            )
-        tier = HARM_TIERS[int(text)]
-        return tier, f"{tier.level} ({tier.name}), chosen on the form"
-    answers = [k for k, _, _ in HARM_QUESTIONS if fields.get(f"harm_{k}") in _YES]
-    if not answers and fields.get("harm_none") not in _YES:
-        return None, ""
-    tier = harm_tier(answers)
-    said = ", ".join(answers) if answers else "no harm"
-    return tier, f"{tier.level} ({tier.name}), from the harm questions ({said})"
-
-
-def _choice(
-    fields: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, column: str
-) -> str:
-    raw = fields.get(key)
-    if raw is None or raw == "":
-        return default
-    if raw not in allowed:
-        raise InputError(
-            f"{key}: the choice for column {column!r} must be one of {', '.join(allowed)}, "
-            f"got {raw!r}",
-            field=key,
-        )
-    return str(raw)
-
-
-def _float(fields: dict[str, Any], name: str, default: float | None) -> float | None:
-    raw = fields.get(name)
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return default
-    try:
-        return float(raw)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be a number, got {raw!r}", field=name) from None

@@ -1,12 +1,13 @@
 """Releases: review, approval (four-eyes when the policy says so), publication, download.
 
 A committed run becomes a ``draft`` release, seen only by its dataset's curator. With
-four-eyes on, the curator asks for approval (``awaiting_approval``: other curators may
-then review it), a *second* curator approves it (``approved``) or rejects it, and only
-then can the owner publish it. Publication checks the release's files against its
-manifest (:func:`veil.release.outputs.verify_release`) and, if the dataset asks for it,
-deletes the raw data. Data users see published releases only; the confidential report
-and custodian record are never part of what they see or download.
+four-eyes on, the curator asks for approval (``awaiting_approval``: the curators an
+admin assigned to review the dataset may then see it), one of them approves it
+(``approved``, with any flags :func:`veil.server.reviews.approval_flags` raises) or
+rejects it, and only then can the owner publish it. Publication checks the release's
+files against its manifest (:func:`veil.release.outputs.verify_release`) and, if the
+dataset asks for it, deletes the raw data. Data users see published releases only; the
+confidential report and custodian record are never part of what they see or download.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from veil.server.config import ServerConfig
 from veil.server.datasets import delete_raw
 from veil.server.errors import Conflict, Forbidden, InputError
 from veil.server.folders import job_paths
-from veil.server.models import Dataset, Job, Release, User
+from veil.server.models import Dataset, Job, Plan, PlanVersion, Release, User
+from veil.server.reviews import approval_flags, is_reviewer, reviewers
 
 __all__ = [
     "adopt_committed",
     "approve",
     "csv_export",
+    "privacy_summary",
     "publish",
     "record_release",
     "reject",
@@ -58,12 +61,19 @@ def record_release(
     )
     dataset = db.get(Dataset, job.dataset_id)
     assert job.plan_version_id is not None
+    version = db.get(PlanVersion, job.plan_version_id)
+    plan = db.get(Plan, version.plan_id) if version is not None else None
+    title = (
+        f"{plan.name} v{version.number}"
+        if plan is not None and version is not None
+        else f"release of job {job.id}"
+    )
     release = Release(
         uid=job.uid,
         job_id=job.id,
         dataset_id=job.dataset_id,
         plan_version_id=job.plan_version_id,
-        title=f"{dataset.name if dataset else 'dataset'} (job {job.id})",
+        title=f"{title}: {dataset.name}"[:200] if dataset is not None else title[:200],
         status="draft",
         file_name=str(entry["file"]),
         file_format=str(entry.get("format", "csv")),
@@ -87,6 +97,69 @@ def adopt_committed(db: DbSession, config: ServerConfig, job: Job) -> Release:
     return release
 
 
+_NOT_PROTECTED = {
+    "columns_kept_as_is": "Released as is",
+    "quasi_identifiers_generalized_only": "Quasi-identifiers only generalized (no noise)",
+    "released_exactly_not_covered_by_dp": "Released exactly, not covered by differential privacy",
+    "missingness_released_as_is": "Which values are missing is released as is",
+    "unlisted_columns_dropped": "Dropped (not named in the plan)",
+    "masked_without_formal_guarantee": "Masked, with no formal guarantee",
+    "carriers_acknowledged": "Columns that carry other columns, acknowledged by the plan",
+}
+_NOTIONS = {
+    "ldp": ("Local differential privacy", "per record"),
+    "metric": ("Geo-indistinguishability", "per metre"),
+    "synthetic": ("Differentially private synthetic data", "per dataset"),
+}
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def privacy_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a release guarantees and leaves unprotected, in words, from its public manifest.
+
+    ``guarantees``: one line per privacy notion the release spends (local DP, metric,
+    synthetic) or syntactic model it meets; ``columns``: each released column with its
+    treatment and guarantee; ``unprotected``: labelled lists of columns (dropped,
+    released as is, ...), the empty ones left out.
+    """
+    lines = []
+    totals = manifest.get("totals") or {}
+    for key, (name, unit) in _NOTIONS.items():
+        total = totals.get(key) or {}
+        epsilon = total.get("epsilon") or 0
+        if epsilon:
+            delta = total.get("delta")
+            extra = f", delta = {_number(delta)}" if delta else ""
+            lines.append(f"{name}: epsilon = {_number(epsilon)} {unit}{extra}")
+    for model in totals.get("syntactic") or []:
+        lines.append(
+            " ".join(f"{k} = {_number(v)}" for k, v in model.items())
+            if isinstance(model, dict)
+            else str(model)
+        )
+    columns = []
+    for name, step in (manifest.get("steps") or {}).items():
+        if isinstance(step, dict):
+            cost = step.get("cost") or {}
+            columns.append(
+                {
+                    "column": name,
+                    "treatment": str(step.get("step", "")).replace("_", " "),
+                    "guarantee": step.get("guarantee") or "",
+                    "epsilon": cost.get("epsilon"),
+                }
+            )
+    unprotected = []
+    for key, names in (manifest.get("not_protected") or {}).items():
+        if names:
+            label = _NOT_PROTECTED.get(key, key.replace("_", " ").capitalize())
+            unprotected.append({"label": label, "columns": [str(n) for n in names]})
+    return {"guarantees": lines, "columns": columns, "unprotected": unprotected}
+
+
 def release_view(db: DbSession, release: Release, *, public: bool) -> dict[str, Any]:
     """A release as plain data; ``public`` keeps to what data users may see."""
     view: dict[str, Any] = {
@@ -100,6 +173,7 @@ def release_view(db: DbSession, release: Release, *, public: bool) -> dict[str, 
         "published_at": None if release.published_at is None else release.published_at.isoformat(),
         "totals": release.manifest.get("totals"),
         "not_protected": release.manifest.get("not_protected"),
+        "privacy": privacy_summary(release.manifest),
     }
     if not public:
         names = {}
@@ -113,6 +187,7 @@ def release_view(db: DbSession, release: Release, *, public: bool) -> dict[str, 
                 "plan_version_id": release.plan_version_id,
                 "job_id": release.job_id,
                 "created_at": release.created_at.isoformat(),
+                "approval_flags": release.approval_flags or [],
                 **names,
             }
         )
@@ -131,6 +206,12 @@ def request_approval(db: DbSession, who: Identity, release: Release) -> None:
     _owner(db, who, release)
     if release.status not in ("draft", "rejected"):
         raise Conflict(f"release {release.id}: is {release.status}, not a draft", field="release")
+    if not reviewers(db, release.dataset_id):
+        raise Conflict(
+            f"release {release.id}: no curator is assigned to review dataset "
+            f"{release.dataset_id}; ask an admin to assign a reviewer (Accounts, Reviewers)",
+            field="release",
+        )
     release.status, release.requested_by, release.approved_by = (
         "awaiting_approval",
         who.user.id,
@@ -152,8 +233,13 @@ def approve(db: DbSession, who: Identity, release: Release) -> None:
         dataset is not None and dataset.owner_id == who.user.id
     ) or release.requested_by == who.user.id:
         raise Forbidden("approval: a second curator must approve (four-eyes); not the owner")
+    if not is_reviewer(db, who.user.id, release.dataset_id):
+        raise Forbidden("approval: only a curator assigned to review this dataset approves")
+    requester = db.get(User, release.requested_by) if release.requested_by else None
+    flags = approval_flags(db, requester, who.user)
     release.status, release.approved_by = "approved", who.user.id
-    event(db, who, "release.approve", "release", release.id)
+    release.approval_flags = flags or None
+    event(db, who, "release.approve", "release", release.id, flags=flags)
 
 
 def reject(db: DbSession, who: Identity, release: Release, reason: Any) -> None:
@@ -166,6 +252,8 @@ def reject(db: DbSession, who: Identity, release: Release, reason: Any) -> None:
     dataset = db.get(Dataset, release.dataset_id)
     if dataset is not None and dataset.owner_id == who.user.id:
         raise Forbidden("approval: the owner cannot review their own release")
+    if not is_reviewer(db, who.user.id, release.dataset_id):
+        raise Forbidden("approval: only a curator assigned to review this dataset rejects")
     release.status = "rejected"
     event(db, who, "release.reject", "release", release.id, reason=text)
 
@@ -188,7 +276,15 @@ def publish(db: DbSession, config: ServerConfig, who: Identity, release: Release
             f"release {release.id}: its files do not verify ({exc})", field="release"
         ) from None
     release.status, release.published_by, release.published_at = "published", who.user.id, now()
-    event(db, who, "release.publish", "release", release.id, sha256=release.file_sha256)
+    event(
+        db,
+        who,
+        "release.publish",
+        "release",
+        release.id,
+        sha256=release.file_sha256,
+        approval_flags=release.approval_flags or [],
+    )
     if dataset.delete_after_publish and dataset.custody == "encrypted":
         delete_raw(db, config, who, dataset, f"deleted after publishing release {release.id}")
 

@@ -6,13 +6,16 @@ chunk, and no plain copy is written. It accepts a CSV (UTF-8 text) or a gzip-com
 CSV (decompressed as it streams, each step bounded, and refused past
 ``max_compression_ratio`` times its compressed size: a zip bomb), and refuses anything
 else from its first bytes: a zip archive, Parquet, or binary data (a NUL byte). The
-size limit counts the decompressed bytes. A refused upload leaves no file.
+size limit counts the decompressed bytes; a cell (the characters between two commas or
+line ends) may not be longer than ``max_cell_chars``, counted as the text streams. A
+refused upload leaves no file.
 """
 
 from __future__ import annotations
 
 import codecs
 import contextlib
+import re
 import zlib
 from pathlib import Path
 
@@ -31,6 +34,7 @@ _REFUSED = {
     b"\xd0\xcf\x11\xe0": "an Office document",
 }
 _STEP = 1 << 16
+_SEPARATOR = re.compile(r"[,\r\n]")
 
 
 class UploadSink:
@@ -48,12 +52,26 @@ class UploadSink:
         Most bytes of CSV (after decompression).
     max_ratio : int
         Most expansion of a gzip file.
+    max_cell_chars : int, default 10 000
+        Most characters between two separators (comma, line end). A quoted cell that
+        holds commas is measured in its pieces: the limit bounds the work of the
+        profile and the pages, not the exact length of every quoted cell.
     """
 
     def __init__(
-        self, path: Path, data_key: bytes, uid: str, *, max_bytes: int, max_ratio: int
+        self,
+        path: Path,
+        data_key: bytes,
+        uid: str,
+        *,
+        max_bytes: int,
+        max_ratio: int,
+        max_cell_chars: int = 10_000,
     ) -> None:
         self.path = path
+        self._max_cell = max_cell_chars
+        self._long = re.compile(rf"[^,\r\n]{{{max_cell_chars + 1},}}")
+        self._run = 0
         self._writer = EncryptingWriter(path, data_key, uid)
         self._max_bytes = max_bytes
         self._max_ratio = max_ratio
@@ -124,10 +142,26 @@ class UploadSink:
         if b"\x00" in data:
             self._refuse("holds binary data (a NUL byte); upload a UTF-8 CSV text file")
         try:
-            self._text.decode(data)
+            text = self._text.decode(data)
         except UnicodeDecodeError:
             self._refuse("is not UTF-8 text; save the CSV as UTF-8")
+        self._cells(text)
         self._writer.write(data)
+
+    def _cells(self, text: str) -> None:
+        """Refuse a cell longer than the limit (runs are carried across pieces)."""
+        first = _SEPARATOR.search(text)
+        head = first.start() if first is not None else len(text)
+        if self._run + head > self._max_cell or self._long.search(text):
+            self._refuse(
+                f"holds a cell longer than {self._max_cell:,} characters "
+                "(veil serve --max-cell-chars); split or shorten it"
+            )
+        if first is None:
+            self._run += len(text)
+        else:
+            tail = max(text.rfind(","), text.rfind("\n"), text.rfind("\r"))
+            self._run = len(text) - tail - 1
 
     def finish(self) -> int:
         """Close the file; returns the CSV bytes written.

@@ -1,17 +1,23 @@
 """Worker processes: they take queued jobs from the database and run them.
 
-A release never runs in a web request. A worker claims a job (:func:`veil.server.jobs.claim`),
-decrypts the dataset into the job's private work folder, checks the plan against the
-operator's policy and what remains of the dataset's budget (again: either may have
-changed since the job was queued) and hands the plan to :func:`veil.release.run` with a
-progress callback that writes the job's progress row and a
-:class:`~veil.release.CancelToken` that a watcher thread sets when the job's row asks
-for a cancel. With a Dask scheduler address in the configuration the run goes to
-``DaskEngine(scheduler)``; the platform never starts a scheduler.
+A release never runs in a web request. A worker claims a job with a lease
+(:func:`veil.server.jobs.claim`), checks the plan against the operator's policy and
+reserves its spend again with :func:`veil.server.budget.reserve`, the same atomic check
+the queue made (either may have changed since the job was queued), decrypts the dataset
+into its own memory (:func:`veil.server.datasets.read_records`: the plain records are
+never written to disk) and hands them to :func:`veil.release.run` with a progress
+callback and a :class:`~veil.release.CancelToken`. With a Dask scheduler address in the
+configuration the run goes to ``DaskEngine(scheduler)``; the platform never starts a
+scheduler.
 
-The release's staging guarantees that a failure, a cancel or a killed worker leaves no
-partial output; the work folder (the plain copy of the input) is removed whatever
-happens, and by :func:`veil.server.jobs.recover` after a crash.
+A watcher thread renews the job's lease every ``heartbeat_seconds``
+(:func:`veil.server.jobs.renew`), turns a cancel request into the token, and stops the
+run if the lease was lost. Every write of the outcome is fenced
+(:func:`veil.server.leases.held`): a worker that lost its job commits nothing and
+removes what it wrote. The release's staging guarantees that a failure, a cancel or a
+killed worker leaves no partial output; a killed worker leaves no plain data either
+(it lived in the process's memory), and its job is reclaimed within its lease
+(:func:`veil.server.jobs.reclaim`).
 """
 
 from __future__ import annotations
@@ -22,50 +28,59 @@ import threading
 import time
 from typing import Any
 
-from sqlalchemy import select
+import pandas as pd
+from sqlalchemy import func, select
 
 from veil.errors import VeilError
 from veil.release import (
     Cancelled,
     CancelToken,
+    Plan,
     Policy,
     Progress,
     load_plan,
     render_ledger,
     run,
 )
-from veil.release.engine import DaskEngine
+from veil.release.dataset_ledger import planned_spend
+from veil.release.engine import DaskEngine, input_spec
 from veil.server.accounts import event, now
-from veil.server.budget import dataset_ledger, get_policy, release_policy, unreserve
+from veil.server.budget import get_policy, release_policy, reserve, unreserve
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
-from veil.server.datasets import decrypt_to, profile_dataset, sweep_retention
-from veil.server.folders import JobPaths, job_paths
-from veil.server.jobs import claim, worker_name
+from veil.server.datasets import profile_dataset, read_records, sweep_retention
+from veil.server.folders import job_paths
+from veil.server.jobs import claim, reclaim, renew, worker_name
+from veil.server.leases import held
 from veil.server.models import Dataset, Job, PlanVersion
 from veil.server.plans import parse_text, plan_files
 from veil.server.releases import record_release
 
-__all__ = ["execute", "run_worker"]
+__all__ = ["execute", "queued", "run_worker"]
 
 _LOG = logging.getLogger("veil.server.worker")
 _PROGRESS_SECONDS = 0.3
+LOST = "lost"
+"""What :func:`execute` returns when the job was taken back from this worker."""
 
 
 class _Watcher:
-    """Writes progress to the job's row (throttled) and turns a cancel request into the token."""
+    """Renews the job's lease, writes its progress (throttled), turns a cancel into the token."""
 
-    def __init__(self, db: Database, job_id: int) -> None:
-        self.db, self.job_id = db, job_id
+    def __init__(self, db: Database, config: ServerConfig, job_id: int, worker: str | None):
+        self.db, self.job_id, self.worker = db, job_id, worker
+        self.every = config.heartbeat_seconds
+        self.lease = config.lease_seconds
         self.token = CancelToken()
+        self.lost = False
         self._last = 0.0
         self._latest: dict[str, Any] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def __enter__(self) -> _Watcher:
-        self._check()
+        self._beat()
         self._thread.start()
         return self
 
@@ -74,17 +89,21 @@ class _Watcher:
         self._thread.join(timeout=5)
 
     def _poll(self) -> None:
-        while not self._stop.wait(0.25):
-            self._check()
+        while not self._stop.wait(self.every):
+            try:
+                self._beat()
+            except Exception:  # a database hiccup: the next beat tries again
+                _LOG.warning("job %s: heartbeat failed", self.job_id, exc_info=True)
 
-    def _check(self) -> None:
-        with self.db.session() as session:
-            job = session.get(Job, self.job_id)
-            if job is None:
-                return
-            if job.cancel_requested:
-                self.token.cancel()
-            job.heartbeat = now()
+    def _beat(self) -> None:
+        if self.worker is None:
+            return
+        cancel = renew(self.db, self.job_id, self.worker, self.lease)
+        if cancel is None:
+            self.lost = True
+            self.token.cancel()
+        elif cancel:
+            self.token.cancel()
 
     def progress(self, event: Progress) -> None:
         self._latest = {
@@ -107,25 +126,29 @@ class _Watcher:
         if moment - self._last >= _PROGRESS_SECONDS:
             self._last = moment
             self.flush()
+        if self.lost:
+            raise Cancelled("job: its lease was lost; another took it back")
 
     def flush(self) -> None:
         with self.db.session() as session:
-            job = session.get(Job, self.job_id)
+            job = held(session, self.job_id, self.worker)
             if job is not None:
                 job.progress = dict(self._latest)
 
 
-def _plan_mapping(version: PlanVersion, input_path: str) -> dict[str, Any]:
-    data = parse_text(version.text)
-    return {**data, "input": {**(data.get("input") or {}), "path": input_path}}
-
-
 def _finish(
-    db: Database, job_id: int, status: str, error: str | None, result: dict[str, Any] | None
-) -> None:
+    db: Database,
+    job_id: int,
+    worker: str | None,
+    status: str,
+    error: str | None,
+    result: dict[str, Any] | None,
+) -> str:
+    """Record the job's end if it is still this worker's; its status (or :data:`LOST`)."""
     with db.session() as session:
-        job = session.get(Job, job_id)
-        assert job is not None
+        job = held(session, job_id, worker)
+        if job is None:
+            return LOST
         job.status, job.error, job.result, job.finished_at = status, error, result, now()
         if status != "done" or job.kind != "run":
             unreserve(session, job)
@@ -139,30 +162,36 @@ def _finish(
             actor_role="system",
             error=error,
         )
+    return status
 
 
 def _prepare(
-    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int, paths: JobPaths
-) -> tuple[dict[str, Any], Policy]:
-    """The plan to run (input in the work folder) and the policy, with the ledger's remainder."""
+    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int
+) -> tuple[Plan, Policy, pd.DataFrame | None]:
+    """The plan, the policy, and (for a release) the records decrypted into memory.
+
+    The dataset's budget is checked, and a release's reservation refreshed, by
+    :func:`veil.server.budget.reserve`: the check the queue made, made again.
+    """
     with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
         version = session.get(PlanVersion, job.plan_version_id)
         dataset = session.get(Dataset, job.dataset_id)
         assert version is not None and dataset is not None
-        row = get_policy(session)
-        policy = dataset_ledger(session, dataset, row).policy(
-            release_policy(row), exclude=str(job.id)
-        )
-        paths.work.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copytree(plan_files(config) / "hierarchies", paths.work / "hierarchies")
-        if job.kind == "run":
-            decrypt_to(keyring, config, dataset, paths.work / "input.csv")
-        return _plan_mapping(version, "input.csv"), policy
+        data = parse_text(version.text)
+        mapping = {**data, "input": {**(data.get("input") or {}), "path": "input.csv"}}
+        plan = load_plan(mapping, base_dir=plan_files(config))
+        reserve(session, job, planned_spend(plan), hold=job.kind == "run")
+        policy = release_policy(get_policy(session))
+        release = job.kind == "run"
+    records = None
+    if release:
+        records = read_records(keyring, config, dataset, input_spec(plan))
+    return plan, policy, records
 
 
-def _stopped(db: Database, job_id: int, exc: Exception) -> str:
+def _stopped(db: Database, job_id: int, worker: str | None, exc: Exception) -> str:
     """Record why a job stopped (cancelled, refused, or an internal error); its status."""
     if isinstance(exc, Cancelled):
         status, message = "cancelled", str(exc)
@@ -171,35 +200,73 @@ def _stopped(db: Database, job_id: int, exc: Exception) -> str:
     else:
         _LOG.exception("job %s failed", job_id, exc_info=exc)
         status, message = "failed", "internal error: the job stopped; see the server log"
-    _finish(db, job_id, status, message, None)
-    return status
+    return _finish(db, job_id, worker, status, message, None)
 
 
-def _profile(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
+def _profile(
+    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int, worker: str | None
+) -> str:
     """A profile job: the dataset's profile and risk summary (no plan, no budget)."""
     try:
-        with _Watcher(db, job_id) as watcher:
-            profile_dataset(db, config, keyring, job_id, watcher.rows)
+        with _Watcher(db, config, job_id, worker) as watcher:
+            profile_dataset(db, config, keyring, job_id, watcher.rows, worker)
             watcher.flush()
     except Exception as exc:
-        return _stopped(db, job_id, exc)
-    _finish(db, job_id, "done", None, None)
+        return _stopped(db, job_id, worker, exc)
+    return _finish(db, job_id, worker, "done", None, None)
+
+
+def _commit(
+    db: Database, config: ServerConfig, job_id: int, worker: str | None, result: Any
+) -> str:
+    """Record a committed release as a draft, if the job is still this worker's."""
+    summary = result.to_dict()
+    summary["ledger_text"] = render_ledger(result.ledger)
+    for drop in ("out_dir", "files"):
+        summary.pop(drop, None)
+    with db.session() as session:
+        job = held(session, job_id, worker)
+        if job is None:
+            return LOST
+        job.result = summary
+        release = record_release(session, config, job, result.manifest)
+        event(
+            session,
+            None,
+            "job.done",
+            "job",
+            job.id,
+            actor="worker",
+            actor_role="system",
+            release=release.id,
+        )
+        event(
+            session,
+            None,
+            "release.create",
+            "release",
+            release.id,
+            actor="worker",
+            actor_role="system",
+            rows=release.rows,
+            sha256=release.file_sha256,
+        )
     return "done"
 
 
 def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -> str:
-    """Run one claimed job to its end; returns its final status."""
+    """Run one claimed job to its end; its final status (:data:`LOST` if taken back)."""
     with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
-        paths, kind = job_paths(config, job), job.kind
+        paths, kind, worker = job_paths(config, job), job.kind, job.worker
     if kind == "profile":
-        return _profile(db, config, keyring, job_id)
+        return _profile(db, config, keyring, job_id, worker)
+    status = "failed"
     try:
-        mapping, policy = _prepare(db, config, keyring, job_id, paths)
+        plan, policy, records = _prepare(db, config, keyring, job_id)
         engine = None if config.dask_scheduler is None else DaskEngine(config.dask_scheduler)
-        plan = load_plan(mapping, base_dir=paths.work)
-        with _Watcher(db, job_id) as watcher:
+        with _Watcher(db, config, job_id, worker) as watcher:
             result = run(
                 plan,
                 None if kind == "dry_run" else paths.release,
@@ -209,46 +276,24 @@ def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -
                 progress=watcher.progress,
                 cancel=watcher.token,
                 policy=policy,
+                records=records,
             )
+            del records
             watcher.flush()
+        if kind == "run":
+            status = _commit(db, config, job_id, worker, result)
+            return status
         summary = result.to_dict()
         summary["ledger_text"] = render_ledger(result.ledger)
-        for drop in ("out_dir", "files"):
-            summary.pop(drop, None)
-        if kind == "run":
-            with db.session() as session:
-                job = session.get(Job, job_id)
-                assert job is not None
-                job.result = summary
-                release = record_release(session, config, job, result.manifest)
-                event(
-                    session,
-                    None,
-                    "job.done",
-                    "job",
-                    job.id,
-                    actor="worker",
-                    actor_role="system",
-                    release=release.id,
-                )
-                event(
-                    session,
-                    None,
-                    "release.create",
-                    "release",
-                    release.id,
-                    actor="worker",
-                    actor_role="system",
-                    rows=release.rows,
-                    sha256=release.file_sha256,
-                )
-            return "done"
-        _finish(db, job_id, "done", None, summary)
-        return "done"
+        status = _finish(db, job_id, worker, "done", None, summary)
+        return status
     except Exception as exc:
-        return _stopped(db, job_id, exc)
+        status = _stopped(db, job_id, worker, exc)
+        return status
     finally:
         shutil.rmtree(paths.work, ignore_errors=True)
+        if status == LOST:
+            shutil.rmtree(paths.base, ignore_errors=True)
 
 
 def run_worker(
@@ -261,19 +306,24 @@ def run_worker(
 ) -> int:
     """Take and run jobs until ``stop`` is set (or ``max_jobs`` are done); returns the count.
 
-    Every ``sweep_seconds`` it also deletes datasets past their retention period.
+    Between jobs it also reclaims jobs that lost their worker (every third of a lease)
+    and deletes datasets past their retention period (every ``sweep_seconds``).
     """
-    db = Database(config.url)
+    db = Database(config.url, audit_key=keyring.audit_key)
     name = worker_name()
-    done, last_sweep = 0, 0.0
+    done, last_sweep, last_reclaim = 0, 0.0, 0.0
     stop = stop or threading.Event()
     try:
         while not stop.is_set() and (max_jobs is None or done < max_jobs):
-            if time.monotonic() - last_sweep >= sweep_seconds:
+            moment = time.monotonic()
+            if moment - last_reclaim >= config.lease_seconds / 3:
+                reclaim(db, config)
+                last_reclaim = moment
+            if moment - last_sweep >= sweep_seconds:
                 with db.session() as session:
                     sweep_retention(session, config)
-                last_sweep = time.monotonic()
-            job_id = claim(db, name)
+                last_sweep = moment
+            job_id = claim(db, name, config.lease_seconds)
             if job_id is None:
                 stop.wait(config.poll_seconds)
                 continue
@@ -287,4 +337,6 @@ def run_worker(
 def queued(db: Database) -> int:
     """How many jobs wait for a worker."""
     with db.session() as session:
-        return len(session.scalars(select(Job.id).where(Job.status == "queued")).all())
+        return int(
+            session.scalar(select(func.count()).select_from(Job).where(Job.status == "queued")) or 0
+        )

@@ -18,12 +18,14 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from veil.server.accounts import must_change_password
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import POOL_SIZE, Database
 from veil.server.datasets import DatasetForm, new_upload, register_upload
 from veil.server.errors import Forbidden, InputError, NotFound, ServerError, Unauthorized
-from veil.server.web.core import CSP, _identity, render_error, templates
+from veil.server.jobs import enqueue_profile
+from veil.server.web.core import CSP, ONE_TIME, _identity, render_error, templates
 from veil.server.web.formstream import FormStream
 from veil.server.web.gate import RequestGate
 from veil.server.web.routes import add_routes
@@ -99,6 +101,8 @@ async def _upload(request: Request) -> Response:
             who, _ = _identity(session, request, api)
             if who is None:
                 raise Unauthorized("session: sign in first")
+            if must_change_password(who):
+                raise Forbidden(ONE_TIME, field="password")
             if who.role != "curator":
                 raise Forbidden(f"role: a {who.role.replace('_', ' ')} may not upload datasets")
 
@@ -132,9 +136,18 @@ async def _upload(request: Request) -> Response:
             with db.session() as session:
                 fresh, _ = _identity(session, request, api)
                 assert fresh is not None
-                dataset, job = register_upload(
-                    session, fresh, state.keyring, uid, key, sink, form, started["name"]
+                dataset = register_upload(
+                    session,
+                    fresh,
+                    state.keyring,
+                    uid,
+                    key,
+                    sink,
+                    form,
+                    started["name"],
+                    config.max_columns,
                 )
+                job = enqueue_profile(session, fresh, dataset)
                 return dataset.id, job.id
 
         dataset_id, job_id = await run_in_threadpool(record)

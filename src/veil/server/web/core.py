@@ -22,6 +22,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +33,25 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as DbSession
 from starlette.concurrency import run_in_threadpool
 
-from veil.server.accounts import Identity, authenticate_token, session_identity
+from veil.server.accounts import (
+    Identity,
+    authenticate_token,
+    must_change_password,
+    session_identity,
+)
+from veil.server.clock import aware
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing
 from veil.server.database import Database
-from veil.server.errors import InputError, ServerError, Unauthorized
-from veil.server.models import Dataset
+from veil.server.errors import Forbidden, InputError, ServerError, Unauthorized
+from veil.server.models import MAX_ID, Dataset
 
 __all__ = ["COOKIE", "CSP", "Ctx", "Done", "Page", "register", "render_error"]
 
+ONE_TIME = (
+    "password: this session signed in with a one-time password; set a new password first "
+    "(the Account page, or POST /api/account/password)"
+)
 COOKIE = "veil_session"
 PRE_COOKIE = "veil_pre"
 CSP = (
@@ -60,7 +71,24 @@ def templates() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, default=str)
+    env.filters["when"] = when
+    env.filters["iso"] = lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v or "")
     return env
+
+
+def when(value: Any) -> str:
+    """A moment as people read it: ``2026-12-02 14:03 UTC`` (from a datetime or ISO text)."""
+    if value is None or value == "":
+        return ""
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not isinstance(moment, datetime):
+        return str(value)
+    return aware(moment).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 @dataclass
@@ -102,6 +130,28 @@ class Done:
 
 
 Handler = Callable[..., Page | Done | Response]
+
+
+def int_field(ctx: Ctx, name: str) -> int:
+    """The whole-number field ``name`` (a refusal naming it when it is not one, or out of
+    the range of a database id)."""
+    raw = ctx.fields.get(name)
+    text = str(raw).strip()
+    if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= MAX_ID:
+        raise InputError(
+            f"{name}: must be a whole number from 1 to {MAX_ID:,}, got {str(raw)[:40]!r}",
+            field=name,
+        )
+    return int(text)
+
+
+def _check_ids(params: dict[str, Any]) -> None:
+    """Refuse a path id beyond what the tables hold (a 4xx naming it, never a 500)."""
+    for name, value in params.items():
+        if isinstance(value, int) and not 0 <= value <= MAX_ID:
+            raise InputError(
+                f"{name}: must be a whole number from 1 to {MAX_ID:,}, got {value}", field=name
+            )
 
 
 def _identity(db: DbSession, request: Request, api: bool) -> tuple[Identity | None, bool]:
@@ -196,8 +246,14 @@ def register(
     public: bool = False,
     api: bool = True,
     pages: bool = True,
+    one_time: bool = False,
 ) -> None:
-    """Add ``handler`` at ``path`` (page) and ``/api`` + ``path`` (JSON)."""
+    """Add ``handler`` at ``path`` (page) and ``/api`` + ``path`` (JSON).
+
+    A session opened with a one-time password reaches only routes marked ``one_time``
+    (its account page, the password change, signing out); a page elsewhere sends it to
+    the account page, anything else is refused.
+    """
 
     def endpoint(is_api: bool) -> Callable[[Request], Awaitable[Response]]:
         async def serve(request: Request) -> Response:
@@ -209,11 +265,16 @@ def register(
                 return render_error(request, env, exc)
 
             def work() -> Response:
+                _check_ids(request.path_params)
                 db: Database = state.db
                 with db.session() as session:
                     who, _ = _identity(session, request, is_api)
                     if who is None and not public:
                         raise Unauthorized("session: sign in first")
+                    if must_change_password(who) and not one_time:
+                        if not is_api and request.method == "GET":
+                            return RedirectResponse("/account?must_change=1", status_code=303)
+                        raise Forbidden(ONE_TIME, field="password")
                     ctx = Ctx(session, who, fields, state.config, state.keyring, is_api, request)
                     result = handler(ctx, **request.path_params)
                     return _respond(request, env, ctx, result)
@@ -251,7 +312,9 @@ def _openapi(method: str, path: str) -> dict[str, Any]:
             "name": name,
             "in": "path",
             "required": True,
-            "schema": {"type": "integer", "minimum": 1} if kind == "int" else {"type": "string"},
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+            if kind == "int"
+            else {"type": "string"},
         }
         for name, kind in _PARAM.findall(path)
     ]
