@@ -127,10 +127,10 @@ def test_a_share_plan_over_its_synthetic_budget_is_refused_before_reading(
     plan = _plan(tmp_path)
     plan["budget"] = {"synthetic": {"epsilon": 1.0, "delta": 1e-4}}
     plan["input"]["path"] = str(tmp_path / "missing.csv")
-    with pytest.raises(BudgetError, match=r"budget.dp-synthetic.epsilon: the steps spend"):
+    with pytest.raises(BudgetError, match=r"budget\.synthetic\.epsilon: the steps spend"):
         run(plan, tmp_path / "out")
     plan["budget"] = {}
-    with pytest.raises(BudgetError, match=r"declares no dp-synthetic budget"):
+    with pytest.raises(BudgetError, match=r"budget\.synthetic: .* declares no synthetic budget"):
         run(plan, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 

@@ -84,9 +84,11 @@ def anonymize(
         list[str],
         typer.Option(
             "--hierarchy",
-            metavar="COLUMN=FILE",
+            metavar="COLUMN=FILE|RECIPE",
             help="COLUMN=FILE.csv: a quasi-identifier and its generalization hierarchy "
-            "(anjana's ',' or ARX's ';' format); repeat for each quasi-identifier.",
+            "(anjana's ',' or ARX's ';' format), or COLUMN=RECIPE, a plan's inline recipe: "
+            "'age={intervals: {widths: [5, 10, 20]}}', 'zip={mask: 3}', 'date={dates: "
+            "true}', 'race=*' (see docs/plans.md); repeat for each quasi-identifier.",
         ),
     ],
     out: OutFile,
@@ -165,15 +167,21 @@ def anonymize(
     distinct([column for column, _ in pairs], "--hierarchy")
     models = _models(k, l_diversity or [], t_closeness or [])
     check_encoding(encoding)
-    files = [Path(path) for _, path in pairs]
+    recipes = {column: _recipe(column, text) for column, text in pairs if _is_recipe(text)}
+    files = [Path(path) for column, path in pairs if column not in recipes]
     output = Output(out, sep, out_format, raw_csv, keep_order, (data, *files))
     output.check()
     hierarchies: dict[str, Hierarchy] = {}
     for column, path in pairs:
-        hierarchies[column] = _hierarchy(column, Path(path))
+        if column not in recipes:
+            hierarchies[column] = _hierarchy(column, Path(path))
     # Generalization maps the values as written in the hierarchy files: read them as text.
+    # A recipe builds on the values the column holds, as a plan does.
     frame = read_table(data, sep=sep, text_columns=list(hierarchies), encoding=encoding)
-    require_columns(frame, list(hierarchies), "--hierarchy", data.name)
+    require_columns(frame, [c for c, _ in pairs], "--hierarchy", data.name)
+    for column, recipe in recipes.items():
+        hierarchies[column] = recipe.load(f"--hierarchy {column}", frame[column])
+    hierarchies = {column: hierarchies[column] for column, _ in pairs}
     sensitive = sorted({a for m in models if (a := getattr(m, "attribute", None)) is not None})
     require_columns(frame, sensitive, "--l, --t", data.name)
     treated = Treated(categorical=tuple(hierarchies), kept=tuple(sensitive))
@@ -219,6 +227,39 @@ def anonymize(
         f"suppressed {result.suppressed} of {len(frame)} records; {order_text(keep_order)}; "
         f"wrote {out}{escaped_text(written)}"
     )
+
+
+def _is_recipe(text: str) -> bool:
+    """Whether a --hierarchy value is a plan's inline recipe rather than a file name."""
+    value = text.strip()
+    return value == "*" or value.startswith("{")
+
+
+def _recipe(column: str, text: str) -> Any:
+    """A --hierarchy recipe, read as a plan reads ``anonymization.quasi_identifiers``."""
+    import yaml
+    from pydantic import ValidationError
+
+    from veil.release.hierarchies import HierarchySpec
+
+    where = f"--hierarchy {column}"
+    try:
+        # '*' alone is YAML's alias mark: it is the recipe "every value to *".
+        value = "*" if text.strip() == "*" else yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at column {mark.column + 1}" if mark is not None else ""
+        raise CliUsageError(f"{where}: {text!r} is not a recipe (YAML{at})") from None
+    try:
+        recipe = HierarchySpec.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        detail = f"{field}: {first['msg']}" if field else str(first["msg"])
+        raise CliUsageError(f"{where}: {text!r}: {detail}") from None
+    if recipe.from_file:
+        raise CliUsageError(f"{where}: give a file as COLUMN=FILE.csv, not inside a recipe")
+    return recipe
 
 
 def _hierarchy(column: str, path: Path) -> Any:

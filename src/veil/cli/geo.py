@@ -28,6 +28,7 @@ from veil.cli.console import (
 )
 from veil.cli.errors import CliUsageError, reporting_errors
 from veil.cli.files import check_encoding, read_table, require_columns, split_numbers
+from veil.cli.flags import as_flags
 from veil.cli.one_table import (
     Data,
     MissingPolicy,
@@ -416,7 +417,7 @@ def geo(
     frame = read_table(data, sep=sep, encoding=encoding)
     require_columns(frame, [lat, lon], "--lat, --lon", data.name)
     ledger = PrivacyLedger()
-    with captured_warnings() as caught:
+    with as_flags("outside", "missing"), captured_warnings() as caught:
         frame = other_columns(
             frame, Treated(location=(lat, lon)), keep_other, drop_other, data.name, acknowledge
         )

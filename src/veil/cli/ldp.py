@@ -18,6 +18,7 @@ import typer
 from veil.cli.console import captured_warnings, emit_json, print_text, print_warnings
 from veil.cli.errors import CliUsageError, reporting_errors
 from veil.cli.files import check_encoding, read_table, require_columns, split_list, split_numbers
+from veil.cli.flags import as_flags
 from veil.cli.one_table import (
     Data,
     MissingPolicy,
@@ -60,6 +61,17 @@ class LdpMechanism(str, enum.Enum):
 
 
 _NUMERICAL = (LdpMechanism.laplace, LdpMechanism.gaussian)
+
+
+def _plan_calibration(mechanism: LdpMechanism) -> str | None:
+    """The calibration a plan's step of this mechanism takes by default (None: none)."""
+    from veil.release.steps.ldp import ExponentialTreatment, GaussianTreatment
+
+    if mechanism is LdpMechanism.gaussian:
+        return str(GaussianTreatment.model_fields["calibration"].default)
+    if mechanism is LdpMechanism.exponential:
+        return str(ExponentialTreatment.model_fields["calibration"].default)
+    return None
 
 
 def _domain_values(values: list[str], series: pd.Series[Any]) -> list[Any]:
@@ -153,8 +165,9 @@ def ldp(
         str | None,
         typer.Option(
             "--calibration",
-            help="gaussian: classic (default, epsilon <= 1) or analytic; exponential: "
-            "standard (trasgoDP's, spends epsilon/2; default) or full.",
+            help="gaussian: analytic (default, as in plans) or classic (epsilon <= 1); "
+            "exponential: full (default, as in plans: spends the whole epsilon) or standard "
+            "(trasgoDP's, spends epsilon/2).",
         ),
     ] = None,
     ordinal: Annotated[
@@ -212,8 +225,11 @@ def ldp(
     )
     treated = Treated(numeric=(column,)) if numerical else Treated(categorical=(column,))
     ledger = PrivacyLedger()
-    extra: dict[str, Any] = {} if calibration is None else {"calibration": calibration}
-    with captured_warnings() as caught:
+    # The defaults of a plan's steps, so a command and a plan release the same thing.
+    default = _plan_calibration(mechanism)
+    chosen = calibration if calibration is not None else default
+    extra: dict[str, Any] = {} if chosen is None else {"calibration": chosen}
+    with as_flags("calibration", "missing"), captured_warnings() as caught:
         frame = other_columns(frame, treated, keep_other, drop_other, data.name, acknowledge)
         noise, order = streams(seed)
         common: dict[str, Any] = {"missing": missing.value, "rng": noise, "ledger": ledger}

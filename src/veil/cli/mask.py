@@ -16,6 +16,7 @@ import typer
 from veil.cli.console import captured_warnings, emit_json, print_text, print_warnings
 from veil.cli.errors import CliUsageError, reporting_errors
 from veil.cli.files import check_encoding, read_table, require_columns
+from veil.cli.flags import as_flags
 from veil.cli.one_table import (
     Data,
     MissingPolicy,
@@ -199,7 +200,7 @@ def mask(
     # Text throughout: the columns passed through are written back as they were read.
     frame = read_table(data, sep=sep, all_text=True, encoding=encoding)
     require_columns(frame, column, "--column", data.name)
-    with captured_warnings() as caught:
+    with as_flags("missing"), captured_warnings() as caught:
         frame = other_columns(
             frame,
             Treated(identifiers=tuple(column)),

@@ -217,10 +217,12 @@ def check_budget(ledger: ReleaseLedger) -> None:
         exceeds the budget; the message lists every step of that notion and its cost.
     """
     problems: list[str] = []
-    for notion, unit, declared in (
-        ("ldp", "per record", ledger.budget.ldp),
-        ("metric", "per metre", ledger.budget.metric),
-        ("dp-synthetic", "per dataset", ledger.budget.synthetic),
+    # Each notion with the plan field that declares its budget (budget.synthetic for the
+    # dp-synthetic notion): messages name the field the user writes.
+    for notion, field, unit, declared in (
+        ("ldp", "ldp", "per record", ledger.budget.ldp),
+        ("metric", "metric", "per metre", ledger.budget.metric),
+        ("dp-synthetic", "synthetic", "per dataset", ledger.budget.synthetic),
     ):
         total = ledger.total(notion)
         spending = [s for s in ledger.steps if s.cost is not None and s.cost.notion == notion]
@@ -234,19 +236,19 @@ def check_budget(ledger: ReleaseLedger) -> None:
         )
         if declared is None:
             problems.append(
-                f"budget.{notion}: the plan spends epsilon={total.epsilon:g} {unit} but "
-                f"declares no {notion} budget; steps: {listing}"
+                f"budget.{field}: the plan spends epsilon={total.epsilon:g} {unit} but "
+                f"declares no {field} budget; steps: {listing}"
             )
             continue
         if _exceeds(total.epsilon, declared.epsilon):
             problems.append(
-                f"budget.{notion}.epsilon: the steps spend {total.epsilon:g} {unit}, over the "
+                f"budget.{field}.epsilon: the steps spend {total.epsilon:g} {unit}, over the "
                 f"budget of {declared.epsilon:g}; steps: {listing}"
             )
         budget_delta = getattr(declared, "delta", 0.0)
         if total.delta > budget_delta + 1e-15:
             problems.append(
-                f"budget.{notion}.delta: the steps spend delta={total.delta:g}, over the "
+                f"budget.{field}.delta: the steps spend delta={total.delta:g}, over the "
                 f"budget of {budget_delta:g}; steps: {listing}"
             )
     if problems:
