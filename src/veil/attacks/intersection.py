@@ -8,9 +8,15 @@ be the target's, and the joined classes are smaller than either (Ganta, Kasivisw
 and Smith, "Composition attacks and auxiliary information in data privacy", KDD 2008).
 
 The attacker guesses the target's values in the joined columns (its "profile"): from one
-release, the profile most frequent in the target's class; from both, the profile whose
-smaller count over the two classes is largest (a profile missing from either class is
-ruled out). Ties are drawn at random, and the attack counts the chance of the right draw.
+release, the profile most frequent in the target's class; from both, the most probable
+profile given both classes, each class taken as independent evidence about the target:
+``n_a(p) * n_b(p) / share(p)``, the counts of profile ``p`` in the two classes over its
+share of all released rows (a profile missing from either class is ruled out). When the
+joined columns tell people apart (an exact count next to a diagnosis), the profiles found
+in both classes are those of the few people in both, and the join points at the target's
+own row. Where the join leaves no profile (the target's class is suppressed in one
+release), the attacker falls back on the other release alone. Ties are drawn at random, and
+the attack counts the chance of the right draw.
 
 **Baseline.** The better of the two releases attacked alone. The advantage is what
 publishing both adds, which a ledger kept per release cannot see.
@@ -93,21 +99,24 @@ def _attack(
     both = from_a.drop(columns="cls").merge(
         _table(cls_b, prof_b, "n_b"), left_on=["b", "profile"], right_on=["cls", "profile"]
     )
-    both["n_both"] = np.minimum(both["n_a"], both["n_b"])
+    # Bayes' rule with both classes as evidence: P(p | A, B) ~ P(p | A) P(p | B) / P(p).
+    share = np.bincount(np.concatenate([prof_a, prof_b])).astype(np.float64)
+    both["n_both"] = both["n_a"] * both["n_b"] / share[both["profile"].to_numpy()]
     n = len(targets)
-    chance_both = _chance_right(both, "n_both", n)
+    chance_a, chance_b = _chance_right(from_a, "n_a", n), _chance_right(from_b, "n_b", n)
+    # Where the join leaves nothing (a class suppressed in one release), the attacker falls
+    # back on the release that has the target's class.
+    in_both = np.zeros(n, dtype=bool)
+    in_both[both["target"].to_numpy()] = True
+    fallback = np.where(tgt_a >= 0, chance_a, chance_b)
+    chance_both = np.where(in_both, _chance_right(both, "n_both", n), fallback)
     # The join isolates the target's record: one profile left, held by one row in each class.
     options = both.groupby("target").size()
     single = both[(both["n_a"] == 1) & (both["n_b"] == 1) & (both["profile"] == both["truth"])]
     isolated = np.zeros(n)
     lone = single["target"][single["target"].map(options).to_numpy() == 1].to_numpy()
     isolated[lone] = 1.0
-    return (
-        _chance_right(from_a, "n_a", n),
-        _chance_right(from_b, "n_b", n),
-        chance_both,
-        isolated,
-    )
+    return chance_a, chance_b, chance_both, isolated
 
 
 def _differing(inputs: Inputs, other: Release, qis: list[str], targets: pd.DataFrame) -> list[str]:
