@@ -104,6 +104,7 @@ def _prepare(data: Path, users: int) -> dict[str, Any]:
     config = ServerConfig(data)
     platform = open_platform(config)
     with platform.db.session() as session:
+        create_user(session, None, "boss", "admin", _PASSWORD)
         for name in ("carol", "cedric"):
             create_user(session, None, name, "curator", _PASSWORD)
         for i in range(users):
@@ -120,7 +121,7 @@ def _prepare(data: Path, users: int) -> dict[str, Any]:
         while (job := claim(platform.db, "bench-setup")) is not None:
             assert execute(platform.db, config, platform.keyring, job) == "done"
 
-    carol, cedric = client("carol"), client("cedric")
+    carol, cedric, boss = client("carol"), client("cedric"), client("boss")
     buffer = io.BytesIO()
     load_adult().to_csv(buffer, index=False)
     dataset = carol.post(
@@ -129,6 +130,12 @@ def _prepare(data: Path, users: int) -> dict[str, Any]:
         files={"file": ("adult.csv", buffer.getvalue(), "text/csv")},
     ).json()["id"]
     work()
+    reviewer = next(
+        u["id"] for u in boss.get("/api/admin/users").json()["users"] if u["username"] == "cedric"
+    )
+    assert boss.post(
+        f"/api/admin/datasets/{dataset}/reviewers", json={"user_id": reviewer, "action": "assign"}
+    ).is_success
     plan = carol.post(f"/api/datasets/{dataset}/plans", json={"name": "p", "text": _PLAN})
     plan_id = plan.json()["plan"]
     job = carol.post(f"/api/plans/{plan_id}/versions/1/jobs", json={"kind": "run"}).json()
@@ -148,6 +155,25 @@ def _prepare(data: Path, users: int) -> dict[str, Any]:
         "download": download,
         "rows": len(load_adult()),
     }
+
+
+def _profile_shapes(cells: int = 200_000) -> list[tuple[int, int, float]]:
+    """Seconds of an upload's profile (profile and risk guidance) for tables of ``cells``
+    cells, long and narrow to short and wide: near-linear in cells means the seconds
+    stay close from one shape to the next."""
+    from veil.release.intake import profile_csv, risk_guidance
+
+    out = []
+    for columns in (10, 100, 1000):
+        rows = cells // columns
+        header = ",".join(f"c{j}" for j in range(columns))
+        line = ",".join(str(j % 10) for j in range(columns))
+        text = (header + "\n" + "\n".join(line for _ in range(rows)) + "\n").encode()
+        start = time.perf_counter()
+        profile = profile_csv(lambda text=text: io.BytesIO(text), rng=None)
+        risk_guidance(profile)
+        out.append((rows, columns, time.perf_counter() - start))
+    return out
 
 
 # ------------------------------------------------------------------------ processes
@@ -459,6 +485,7 @@ def _report(
     memory: float,
     restart: dict[str, bool],
     args: argparse.Namespace,
+    shapes: list[tuple[int, int, float]],
 ) -> int:
     print(
         f"\n{args.users} data users, {args.seconds:.0f} s (peer {args.peer_seconds:.0f} s), "
@@ -495,6 +522,9 @@ def _report(
     print(
         f"goal catalogue p95 < {_GOAL_P95_MS:.0f} ms: {'met' if p95 < _GOAL_P95_MS else 'MISSED'}"
     )
+    print("profile of an upload, 200,000 cells (the same work in every shape):")
+    for rows, columns, seconds in shapes:
+        print(f"  {rows:>7} rows x {columns:>4} columns: {seconds:6.2f} s")
     print("restart in the middle of a job:")
     for what, ok in restart.items():
         print(f"  {'ok  ' if ok else 'FAIL'} {what}")
@@ -546,7 +576,9 @@ def main() -> int:
             peer, _ = _load(f"http://{_HOST}:{peer_port}", info, args, args.peer_seconds, False)
         finally:
             _stop(bare)
-    return _report(veil, peer, release_seconds, memory, restart, args)
+    print("profile shapes ...", flush=True)
+    shapes = _profile_shapes()
+    return _report(veil, peer, release_seconds, memory, restart, args, shapes)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ _LOG = logging.getLogger("veil.server")
 def _headers(headers: MutableHeaders, path: str) -> None:
     headers.setdefault("Content-Security-Policy", CSP)
     headers["X-Content-Type-Options"] = "nosniff"
-    headers["Referrer-Policy"] = "no-referrer"
+    # Same-origin requests keep their Origin (no-referrer would send "null"); no other
+    # site ever learns an address of the platform's pages.
+    headers["Referrer-Policy"] = "same-origin"
     headers.setdefault("X-Frame-Options", "DENY" if "/report" not in path else "SAMEORIGIN")
     headers["Cross-Origin-Opener-Policy"] = "same-origin"
     headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"

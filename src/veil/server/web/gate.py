@@ -5,7 +5,7 @@ JSON API, the streamed upload, ``/login`` and ``/api/login``), is checked here b
 any handler runs, as Django's CSRF middleware guards every view:
 
 1. **Origin.** ``Sec-Fetch-Site``, when the browser sends it, must be ``same-origin``
-   (or ``none``: the person typed the address); ``Origin``, when sent, must be this
+   (or ``none``: the person typed the address); without it, ``Origin`` must be this
    site's own origin (:func:`veil.server.web.proxy.own_origin`) or one of
    :attr:`~veil.server.config.ServerConfig.allowed_origins`; with neither, a
    ``Referer`` must point at this site. A request a page on another origin sends
@@ -55,14 +55,23 @@ class _Enough(Exception):
 
 
 def check_origin(request: Request, config: ServerConfig) -> None:
-    """Refuse a state-changing request sent by a page of another origin."""
+    """Refuse a state-changing request sent by a page of another origin.
+
+    ``Sec-Fetch-Site`` decides when the browser sends it (no page can set it): only
+    ``same-origin`` and ``none`` pass. Without it, ``Origin`` decides (``null``, which a
+    sandboxed frame sends, is another origin); without either, a ``Referer`` must be
+    this site's. A client that sends none of the three is no browser: its cookie (if
+    any) still needs the CSRF token.
+    """
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        raise Forbidden(
-            f"origin: a request from another site (Sec-Fetch-Site: {site[:40]}) may not "
-            "change anything here; use the platform's own pages",
-            field="origin",
-        )
+    if site is not None:
+        if site not in ("same-origin", "none"):
+            raise Forbidden(
+                f"origin: a request from another site (Sec-Fetch-Site: {site[:40]}) may not "
+                "change anything here; use the platform's own pages",
+                field="origin",
+            )
+        return
     own = own_origin(request, config.trusted_proxies)
     allowed = (own, *config.allowed_origins)
     origin = request.headers.get("origin")
@@ -75,7 +84,7 @@ def check_origin(request: Request, config: ServerConfig) -> None:
             )
         return
     referer = request.headers.get("referer")
-    if site is None and referer and not any(same_origin(referer, a) for a in allowed):
+    if referer and not any(same_origin(referer, a) for a in allowed):
         raise Forbidden(
             f"origin: the request came from a page of another site ({referer[:100]!r})",
             field="origin",
