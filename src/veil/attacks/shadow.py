@@ -155,8 +155,11 @@ def shadow_release(
     train = records.iloc[np.sort(order[:size])]
     control = records.iloc[np.sort(order[size:])]
     start = time.perf_counter()
-    release = as_shadow_release(release_fn(train), train, spec)
+    # Each function gets a frame of its own, free to change it.
+    release = as_shadow_release(release_fn(train.copy()), train, spec)
     other = (
-        None if other_fn is None else as_shadow_release(other_fn(train), train, spec, "other_fn")
+        None
+        if other_fn is None
+        else as_shadow_release(other_fn(train.copy()), train, spec, "other_fn")
     )
     return Shadow(train, control, release, other, time.perf_counter() - start)
