@@ -165,17 +165,23 @@ def _finish(
     return status
 
 
+class _Lost(Exception):
+    """The job is no longer this worker's (its lease ran out and it was reclaimed)."""
+
+
 def _prepare(
-    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int
+    db: Database, config: ServerConfig, keyring: KeyRing, job_id: int, worker: str | None
 ) -> tuple[Plan, Policy, pd.DataFrame | None]:
     """The plan, the policy, and (for a release) the records decrypted into memory.
 
     The dataset's budget is checked, and a release's reservation refreshed, by
-    :func:`veil.server.budget.reserve`: the check the queue made, made again.
+    :func:`veil.server.budget.reserve`: the check the queue made, made again (only while
+    the job is still this worker's).
     """
     with db.session() as session:
-        job = session.get(Job, job_id)
-        assert job is not None
+        job = held(session, job_id, worker)
+        if job is None:
+            raise _Lost
         version = session.get(PlanVersion, job.plan_version_id)
         dataset = session.get(Dataset, job.dataset_id)
         assert version is not None and dataset is not None
@@ -264,7 +270,7 @@ def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -
         return _profile(db, config, keyring, job_id, worker)
     status = "failed"
     try:
-        plan, policy, records = _prepare(db, config, keyring, job_id)
+        plan, policy, records = _prepare(db, config, keyring, job_id, worker)
         engine = None if config.dask_scheduler is None else DaskEngine(config.dask_scheduler)
         with _Watcher(db, config, job_id, worker) as watcher:
             result = run(
@@ -286,6 +292,9 @@ def execute(db: Database, config: ServerConfig, keyring: KeyRing, job_id: int) -
         summary = result.to_dict()
         summary["ledger_text"] = render_ledger(result.ledger)
         status = _finish(db, job_id, worker, "done", None, summary)
+        return status
+    except _Lost:
+        status = LOST
         return status
     except Exception as exc:
         status = _stopped(db, job_id, worker, exc)
