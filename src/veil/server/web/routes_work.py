@@ -94,7 +94,15 @@ def dataset_list(ctx: Ctx) -> Page:
 
 def upload_form(ctx: Ctx) -> Page:
     require_role(ctx.user, "curator")
-    return Page("upload.html", {"max_bytes": ctx.config.max_upload_bytes})
+    return Page(
+        "upload.html",
+        {
+            "max_bytes": ctx.config.max_upload_bytes,
+            "max_columns": ctx.config.max_columns,
+            "max_cell_chars": ctx.config.max_cell_chars,
+            "profile_seconds": ctx.config.profile_seconds,
+        },
+    )
 
 
 def _profile_job(ctx: Ctx, dataset: Dataset) -> dict[str, Any] | None:
