@@ -24,7 +24,13 @@ from veil.attacks.neighbours import agreement, nearest
 from veil.attacks.result import AttackResult, distinctness, driving_columns
 from veil.attacks.spec import AttackSpec, Release
 from veil.attacks.stats import rate
-from veil.attacks.targets import Inputs, check_count, check_inputs, sample_rows
+from veil.attacks.targets import (
+    Inputs,
+    check_count,
+    check_inputs,
+    control_baseline,
+    sample_rows,
+)
 from veil.errors import ParameterError
 from veil.rng import RngLike
 
@@ -78,12 +84,12 @@ def _one_secret(
     success = rate(float(right.sum()), len(targets))
     naive = _naive(inputs, secret, targets, tolerance)
     naive_rate = rate(float(naive.sum()), len(targets))
-    if inputs.control is not None:
-        held_out = sample_rows(inputs.control, n_attacks, inputs.rng)
-        control_right, _, _ = _attack(inputs, aux, secret, held_out, tolerance)
-        baseline, kind = rate(float(control_right.sum()), len(held_out)), "control"
-    else:
-        baseline, kind = naive_rate, "chance"
+    baseline, kind = control_baseline(
+        inputs,
+        n_attacks,
+        lambda held_out: _attack(inputs, aux, secret, held_out, tolerance)[0],
+        naive_rate,
+    )
     distinct = distinctness(encoded.frames[0][:, : len(aux)])
     columns, score = driving_columns(tuple(aux), agree[right], agree[~right], distinct)
     return AttackResult(
@@ -91,7 +97,7 @@ def _one_secret(
         variant=secret,
         success=success,
         baseline=baseline,
-        baseline_kind=kind,  # type: ignore[arg-type]
+        baseline_kind=kind,
         n_targets=len(targets),
         columns=columns,
         suggestion=(

@@ -27,7 +27,13 @@ from veil.attacks.neighbours import agreement, nearest
 from veil.attacks.result import AttackResult, distinctness, driving_columns
 from veil.attacks.spec import AttackSpec, Release
 from veil.attacks.stats import Rate, rate
-from veil.attacks.targets import Inputs, check_count, check_inputs, sample_rows
+from veil.attacks.targets import (
+    Inputs,
+    check_count,
+    check_inputs,
+    control_baseline,
+    sample_rows,
+)
 from veil.errors import ParameterError
 from veil.rng import RngLike
 
@@ -126,12 +132,12 @@ def linkability(
     linked, encodings, matches = _links(inputs, sides, targets, k)
     success = rate(float(linked.sum()), len(targets))
     chance = _chance(len(inputs.release.frame), k)
-    if inputs.control is not None:
-        held_out = sample_rows(inputs.control, n_attacks, inputs.rng)
-        control_linked, _, _ = _links(inputs, sides, held_out, k)
-        baseline, kind = rate(float(control_linked.sum()), len(held_out)), "control"
-    else:
-        baseline, kind = Rate.exact(chance), "chance"
+    baseline, kind = control_baseline(
+        inputs,
+        n_attacks,
+        lambda held_out: _links(inputs, sides, held_out, k)[0],
+        Rate.exact(chance),
+    )
     agree = np.concatenate(
         [
             agreement(e.frames[1], e.frames[0][m[:, 0]], e.numeric)
@@ -148,7 +154,7 @@ def linkability(
             variant=f"{len(sides[0])} + {len(sides[1])} columns",
             success=success,
             baseline=baseline,
-            baseline_kind=kind,  # type: ignore[arg-type]
+            baseline_kind=kind,
             n_targets=len(targets),
             columns=columns,
             suggestion=(

@@ -34,7 +34,7 @@ import pandas as pd
 from scipy.stats import hypergeom
 
 from veil.attacks.predicates import EQ, GE, GT, LE, LT, MISSING, NE, Predicates, Ranked, count, rank
-from veil.attacks.result import AttackResult, distinctness, driving_columns
+from veil.attacks.result import AttackResult, BaselineKind, distinctness, driving_columns
 from veil.attacks.spec import AttackSpec, Release
 from veil.attacks.stats import Z95, Rate, rate
 from veil.attacks.targets import check_count, check_inputs
@@ -211,12 +211,12 @@ def _one_mode(
     success = rate(float(hits.sum()), n_attacks)
     naive = _naive(ranked, n_attacks, 1 if mode == "univariate" else n_cols, rng)
     naive_rate = rate(float((count(raw, naive) == 1).sum()), n_attacks)
-    if len(ranked.frames) > 2:
+    kind: BaselineKind = "control" if len(ranked.frames) > 2 else "chance"
+    if kind == "control":
         control_counts = count(ranked.frames[2], predicates)
         baseline = _chance_baseline(raw_counts, control_counts, sizes, n_attacks)
-        kind = "control"
     else:
-        baseline, kind = naive_rate, "chance"
+        baseline = naive_rate
     uses = np.zeros((len(predicates), release.shape[0]), dtype=bool)
     np.put_along_axis(uses, predicates.columns, True, axis=1)
     columns, score = driving_columns(
@@ -228,7 +228,7 @@ def _one_mode(
         variant=mode,
         success=success,
         baseline=baseline,
-        baseline_kind=kind,  # type: ignore[arg-type]
+        baseline_kind=kind,
         n_targets=n_attacks,
         columns=columns,
         suggestion=(

@@ -8,18 +8,21 @@ without replacement with the caller's generator.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from veil.attacks.encoding import Encoded, encode
+from veil.attacks.result import BaselineKind
 from veil.attacks.spec import AttackSpec, Release, as_release
+from veil.attacks.stats import Rate, rate
 from veil.errors import ParameterError
 from veil.rng import RngLike, resolve_rng
 
-__all__ = ["Inputs", "check_count", "check_inputs", "sample_rows"]
+__all__ = ["Inputs", "check_count", "check_inputs", "control_baseline", "sample_rows"]
 
 
 def check_count(value: object, name: str, low: int = 1) -> int:
@@ -78,3 +81,17 @@ def sample_rows(frame: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Dat
     if len(frame) <= n:
         return frame
     return frame.iloc[np.sort(rng.choice(len(frame), size=n, replace=False))]
+
+
+def control_baseline(
+    inputs: Inputs,
+    n_attacks: int,
+    attack: Callable[[pd.DataFrame], npt.NDArray[np.bool_]],
+    without: Rate,
+) -> tuple[Rate, BaselineKind]:
+    """The attack's success on ``n_attacks`` control records, or ``without`` when there are
+    none (a chance rate)."""
+    if inputs.control is None:
+        return without, "chance"
+    held_out = sample_rows(inputs.control, n_attacks, inputs.rng)
+    return rate(float(np.count_nonzero(attack(held_out))), len(held_out)), "control"
