@@ -66,7 +66,7 @@ def test_a_copy_of_the_records_is_caught_by_the_same_battery() -> None:
 
 
 def test_the_results_are_json_with_their_columns_and_edits() -> None:
-    data = json.loads(json.dumps(_battery("copy").to_dict()))
+    data = json.loads(json.dumps(_battery("copy").to_dict(), allow_nan=False))
     assert data["shadow"] is True and data["margin"] == 0.05
     assert set(data["seconds"]) >= {"release", "singling_out", "membership"}
     first = data["results"][0]
@@ -105,6 +105,24 @@ def test_a_given_release_without_control_uses_chance_baselines() -> None:
     assert result.results[0].n_targets == 100
     assert set(result.skipped) == {"membership", "location"}
     assert "control records" in result.skipped["membership"]
+
+
+def test_no_input_is_modified() -> None:
+    raw = adult()[COLUMNS].iloc[:1500]
+    release, control = raw.iloc[:1000].copy(), raw.iloc[1000:].copy()
+    spec = AttackSpec(["age", "sex", "education"], sensitive=["salary-class"])
+    before = [frame.copy() for frame in (raw, release, control)]
+    run_battery(
+        raw,
+        release,
+        spec,
+        attacks=list(ATTACKS),
+        control=control,
+        other=release,
+        rng=np.random.default_rng(4),
+    )
+    for frame, copy in zip((raw, release, control), before, strict=True):
+        pd.testing.assert_frame_equal(frame, copy)
 
 
 def test_the_intersection_runs_on_both_shadow_releases() -> None:

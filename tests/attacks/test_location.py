@@ -128,3 +128,11 @@ def test_location_needs_to_know_whose_rows_are_released() -> None:
         location(quakes, release, synthetic)
     with pytest.raises(ParameterError, match="none of the spec's locations"):
         location(quakes, Release(release.frame[["depth"]], source=release.source), QUAKES_SPEC)
+
+
+def test_targets_without_a_true_location_are_left_out() -> None:
+    quakes, release = _quakes()
+    unknown = quakes.assign(lat=np.nan)
+    alone, joined = location(unknown, release, QUAKES_SPEC, rng=np.random.default_rng(9))
+    assert alone.n_targets == joined.n_targets == 0
+    assert alone.details["mean_candidates"] is None and not alone.is_finding()

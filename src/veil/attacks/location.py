@@ -163,12 +163,14 @@ def _result(
     chance, matching, candidates, moved = found
     success = rate(float(chance.sum()), len(chance))
     locations = [p.name for p in (*variant.cells, *variant.points)]
+    any_target = len(chance) > 0
     # What matching on exact columns and cells gives alone, picking among the matches.
-    alone = float(np.mean(matching)) if len(matching) else 0.0
-    if variant.exact and alone >= 0.5 * success.value:
+    alone = float(np.mean(matching)) if any_target else 0.0
+    mean_candidates = float(np.mean(candidates)) if any_target else None
+    if variant.exact and any_target and alone >= 0.5 * success.value:
         suggestion = (
             f"generalize or drop {', '.join(variant.exact)}: on their own they narrow a "
-            f"person's candidates to {float(np.mean(candidates)):.1f} records on average"
+            f"person's candidates to {mean_candidates:.1f} records on average"
         )
     else:
         suggestion = (
@@ -187,8 +189,10 @@ def _result(
         columns=(*locations, *variant.exact),
         suggestion=suggestion,
         details={
-            "mean_candidates": float(np.mean(candidates)),
-            "single_candidate_share": float(np.mean((candidates == 1) & (chance > 0))),
+            "mean_candidates": mean_candidates,
+            "single_candidate_share": (
+                float(np.mean((candidates == 1) & (chance > 0))) if any_target else None
+            ),
             "matching_alone_rate": alone if variant.exact or variant.cells else None,
             "median_displacement_m": float(np.median(present)) if present.size else None,
         },
