@@ -298,6 +298,18 @@ def render_ledger(ledger: ReleaseLedger) -> str:
         else " (no budget declared)"
     )
     lines.append(f"  metric, per metre: epsilon={metric['epsilon']:.6g}{budget}")
+    synthetic = totals.get("synthetic")
+    if synthetic and synthetic.get("epsilon"):
+        budget = (
+            f" (budget epsilon={synthetic['budget_epsilon']:g}, "
+            f"delta={synthetic['budget_delta']:g})"
+            if synthetic.get("budget_epsilon") is not None
+            else " (no budget declared)"
+        )
+        lines.append(
+            f"  synthetic, per dataset: epsilon={synthetic['epsilon']:.6g}, "
+            f"delta={synthetic['delta']:.3g}{budget}"
+        )
     for line in totals["syntactic"]:
         lines.append(f"  syntactic: {line}")
     kept = ledger.not_protected()
