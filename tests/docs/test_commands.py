@@ -19,8 +19,8 @@ import gzip
 import io
 import re
 import secrets
-import time
 import shlex
+import time
 from pathlib import Path
 
 import numpy as np
