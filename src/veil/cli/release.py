@@ -860,12 +860,18 @@ def demo(
                 "adult": _run_payload(result.adult),
                 "location": _run_payload(result.location),
                 "map": result.map_path,
+                "explained": result.explained,
             }
         )
         return
-    for label, run_result in (("Adult", result.adult), ("NYC taxi", result.location)):
+    for label, name, run_result in (
+        ("Adult", "adult", result.adult),
+        ("NYC taxi", "location", result.location),
+    ):
         print_text(f"\n{label}: plan {run_result.plan.name!r}")
         _print_run(run_result)
+        for subject, why in result.explained.get(name, []):
+            print_text(f"  the report flags {subject}: {why}")
     print_text(f"\nmap of the masked pickups: {result.map_path}")
     print_text(
         "open the report.html files in a browser: ledger, risk before and after, "

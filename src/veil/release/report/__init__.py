@@ -23,8 +23,10 @@ in words), then one module per group of sections: ``summary``, ``risk``,
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
@@ -57,7 +59,42 @@ from veil.rng import RngLike, resolve_rng
 if TYPE_CHECKING:
     import os
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["Finding", "build_report", "findings_in", "write_report"]
+
+
+class Finding(NamedTuple):
+    """One finding of a report: about what, what is wrong, and what to change."""
+
+    subject: str
+    what: str
+    change: str
+
+
+def findings_in(html_text: str) -> list[Finding]:
+    """The findings of a report page :func:`build_report` wrote ("Needs attention").
+
+    Parameters
+    ----------
+    html_text : str
+        The page.
+
+    Returns
+    -------
+    list of Finding
+        In the order the page lists them; empty when nothing needs attention.
+    """
+    section = re.search(r'<section id="attention">(.*?)</section>', html_text, re.S)
+    if section is None:
+        return []
+    found = []
+    for subject, what, change in re.findall(
+        r'<li class="flag"><b>(.*?)</b>: (.*?)<span class="change"><b>What to change:</b> '
+        r"(.*?) <a ",
+        section.group(1),
+        re.S,
+    ):
+        found.append(Finding(*(html.unescape(part) for part in (subject, what, change))))
+    return found
 
 
 def build_report(
