@@ -6,8 +6,10 @@ frame is encoded jointly with the release, so that a value has one code everywhe
 
 * a column whose values are numbers in every frame (text that reads as a number counts, so
   a release read back from CSV compares with the raw records) stays a number, divided by
-  its range over all the encoded frames, so that two values differ by at most 1 (Gower
-  1971, as in Giomi et al. 2023); missing numbers are NaN;
+  its range in the release (what the attacker sees; over all frames when the release's
+  values are all equal), so that two released values differ by at most 1 (Gower 1971, as
+  in Giomi et al. 2023) and the targets and the control records are measured on one
+  scale; missing numbers are NaN;
 * any other column is categorical: its values, compared as text, get integer codes shared
   by all frames, missing values the code -1.
 """
@@ -81,6 +83,11 @@ def _as_text(series: pd.Series) -> npt.NDArray[np.object_]:
     return out
 
 
+def _span(values: npt.NDArray[np.float64]) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.max() - finite.min()) if finite.size else 0.0
+
+
 def encode(columns: Sequence[str], frames: Sequence[pd.DataFrame]) -> Encoded:
     """Encode ``columns`` of ``frames`` (the release first) on one scale.
 
@@ -103,8 +110,7 @@ def encode(columns: Sequence[str], frames: Sequence[pd.DataFrame]) -> Encoded:
         if all(x is not None for x in numbers):
             numeric[j] = True
             values = np.concatenate([x for x in numbers if x is not None])
-            finite = values[np.isfinite(values)]
-            span = float(finite.max() - finite.min()) if finite.size else 0.0
+            span = _span(values[: sizes[0]]) or _span(values)
             if span > 0:
                 values, spans[j] = values / span, span
             labels.append(None)
