@@ -475,3 +475,20 @@ def test_a_formula_in_a_column_name_is_escaped(
     header = out.read_text(encoding="utf-8").splitlines()[0]
     assert "'" + _FORMULA.replace('"', '""') in header
     assert not any(cell.startswith("=") for cell in header.split(","))
+
+
+def test_veil_init_drafts_the_copies_as_dropped_so_its_plan_releases(
+    veil: Veil, taxi_with_copies: Path, tmp_path: Path
+) -> None:
+    # Issue 18, defect 2: veil init drafted X/Y as kept columns, which the gate refuses.
+    plan = tmp_path / "taxi.plan.yaml"
+    drafted = veil("init", taxi_with_copies, "--out", plan)
+    assert drafted.code == 0, drafted.err
+    columns = yaml.safe_load(plan.read_text(encoding="utf-8"))["columns"]
+    for name in ("X", "Y"):
+        assert columns[name]["treatment"] == "drop"
+    text = plan.read_text(encoding="utf-8")
+    assert "coordinate of the masked location" in text and "acknowledge" in text
+    released = veil("release", plan, "--out", tmp_path / "rel")
+    assert released.code == 0, released.err
+    assert not set(COPIES) & set(pd.read_csv(tmp_path / "rel" / "release.csv").columns)

@@ -19,7 +19,12 @@ The limit on records dropped as outside a projection is the geo masks' own
 (:func:`veil.geo` ``max_outside``): every path that drops records calls them.
 """
 
-from veil.gate.carriers import Declared, acknowledged_unknown, check_carriers
+from veil.gate.carriers import (
+    Declared,
+    acknowledged_unknown,
+    check_carriers,
+    released_carriers,
+)
 from veil.gate.errors import CarrierError, GateError, PlacementError
 from veil.gate.escape import FORMULA_PREFIXES, HEADER, escape_formulas, escape_text
 from veil.gate.manifest import FORMAT, PublicManifest, public_manifest_schema, validated
@@ -51,6 +56,7 @@ __all__ = [
     "public_manifest_schema",
     "redact",
     "redact_url",
+    "released_carriers",
     "unclassified",
     "validated",
     "vault_kind",

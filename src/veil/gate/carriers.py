@@ -24,7 +24,7 @@ import pandas as pd
 from veil.gate.errors import CarrierError
 from veil.risk import Carrier, find_carriers
 
-__all__ = ["Declared", "acknowledged_unknown", "check_carriers"]
+__all__ = ["Declared", "acknowledged_unknown", "check_carriers", "released_carriers"]
 
 # Reasons that concern the value a column holds about the person whatever its role;
 # "identifier" concerns a column an attacker could match on, not a sensitive value.
@@ -114,6 +114,19 @@ def _found(sample: pd.DataFrame, declared: Declared, kept: list[str]) -> list[Ca
     return [found[c] for c in kept if c in found]
 
 
+def released_carriers(sample: pd.DataFrame, declared: Declared) -> list[Carrier]:
+    """The columns released as they are that carry a treated value or single out records.
+
+    What :func:`check_carriers` refuses unless acknowledged (acknowledged ones included),
+    without refusing: a plan's draft uses it to drop them before the custodian runs it.
+    """
+    kept = [c for c in declared.kept if c in sample.columns]
+    if not kept:
+        return []
+    found = _found(sample, declared, kept)
+    return [c for c in found if _applies(c, declared.kept[str(c.column)])]
+
+
 def check_carriers(sample: pd.DataFrame, declared: Declared, *, field_name: str) -> list[Carrier]:
     """Refuse columns released as they are that carry a treated value or single out records.
 
@@ -140,12 +153,7 @@ def check_carriers(sample: pd.DataFrame, declared: Declared, *, field_name: str)
         A carrier the custodian did not acknowledge (the message names each, why, and
         the two ways out: treat or drop it, or acknowledge it by name).
     """
-    kept = [c for c in declared.kept if c in sample.columns]
-    if not kept:
-        return []
-    carriers = [
-        c for c in _found(sample, declared, kept) if _applies(c, declared.kept[str(c.column)])
-    ]
+    carriers = released_carriers(sample, declared)
     refused = [c for c in carriers if str(c.column) not in declared.acknowledged]
     if refused:
         names = ", ".join(repr(str(c.column)) for c in refused)

@@ -369,7 +369,45 @@ def draft_plan(
         "of one record add up)"
     )
     plan["output"] = {"format": "csv"}
+    _drop_carriers(frame, plan, comments)
     return Draft(plan, comments, roles, _notes(roles))
+
+
+_WHY = {
+    "coordinates": "is a coordinate of the masked location {r}",
+    "coordinate-text": "holds the masked location {r} as text",
+    "same-numbers": "gives {r} away",
+    "same-categories": "gives {r} away",
+    "identifier": "singles out records by itself",
+    "address": "holds street addresses",
+    "pii-text": "holds personal data in free text",
+}
+
+
+def _drop_carriers(frame: pd.DataFrame, plan: dict[str, Any], comments: dict[str, str]) -> None:
+    """Drop the kept columns the release gate would refuse, saying why in their comment.
+
+    The gate refuses a column released as it is that carries a treated value (a copy of
+    the masked point in ``X``/``Y``) or singles out records (:mod:`veil.gate.carriers`):
+    the draft asks the gate itself, so that ``veil init`` then ``veil release`` runs.
+    """
+    from veil.gate import released_carriers
+    from veil.release.manifest import declared
+    from veil.release.plan import PlanError, load_plan
+
+    try:
+        drafted = load_plan(plan)
+    except PlanError:
+        return  # the dry run that follows the draft names what is wrong
+    for carrier in released_carriers(frame, declared(drafted, [str(c) for c in frame.columns])):
+        name = str(carrier.column)
+        related = ", ".join(str(c) for c in carrier.related)
+        plan["columns"][name]["treatment"] = "drop"
+        comments[f"columns.{name}"] = (
+            f"dropped: it {_WHY[carrier.reason].format(r=related)}, which the release gate "
+            "refuses for a column released as it is; name it under acknowledge: to keep "
+            "it knowingly (listed as a leak)"
+        )
 
 
 def _anonymization(
