@@ -22,6 +22,8 @@ _LINK = re.compile(r"veil stand-alone on (http://127\.0\.0\.1:\d+/standalone\?to
 
 def _start(data: Path) -> tuple[subprocess.Popen[str], str]:
     env = {k: v for k, v in os.environ.items() if k != "VEIL_SERVER_KEY"}
+    # The key it makes goes outside the data folder: into this test's own folder.
+    env["XDG_CONFIG_HOME"] = str(data.parent / "config")
     command = [sys.executable, "-c", "from veil.cli import main; main()", "ui"]
     process = subprocess.Popen(
         [*command, "--no-browser", "--data", str(data)],
