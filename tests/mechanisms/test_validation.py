@@ -103,6 +103,30 @@ def test_bad_bounds_are_rejected(name: str, bounds: tuple[Any, Any]) -> None:
         BOUNDED[name](*bounds)
 
 
+@pytest.mark.parametrize("name", sorted(BOUNDED))
+@pytest.mark.parametrize(
+    "bounds", [(-1e308, 1e308), (-1.7e308, 1.7e308), (-1e308, 9e307)], ids=repr
+)
+def test_bounds_wider_than_a_float_are_rejected(name: str, bounds: tuple[float, float]) -> None:
+    # Each bound is finite but the width, the sensitivity, is not: an OverflowError once.
+    with pytest.raises(ParameterError, match=r"lower_bound, upper_bound: .*wider than the largest"):
+        BOUNDED[name](*bounds)
+
+
+def test_the_widest_float_bounds_are_still_taken() -> None:
+    assert Laplace(1.0, -8e307, 8e307).cost().epsilon == 1.0
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e200, 1e308, 1.7976931348623157e308])
+def test_full_exponential_calibration_survives_a_huge_epsilon(epsilon: float) -> None:
+    # 2 * epsilon overflowed to inf, and inf * 0 scores gave a nan channel.
+    with pytest.warns(Warning):
+        mechanism = Exponential(epsilon, 4, calibration="full")
+    channel = mechanism.channel
+    assert np.isfinite(channel).all() and np.allclose(channel.sum(axis=1), 1.0)
+    assert 0 < mechanism.cost().epsilon <= epsilon
+
+
 def test_reversed_bounds_message_shows_both_values() -> None:
     with pytest.raises(ParameterError, match=r"need lower_bound < upper_bound, got 5\.0 >= 1\.0"):
         Laplace(1.0, 5.0, 1.0)

@@ -32,7 +32,11 @@ def check_delta(delta: Any) -> float:
 
 
 def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
-    """Return finite ``(lower, upper)`` with ``lower < upper``."""
+    """Return finite ``(lower, upper)`` with ``lower < upper`` and a finite width.
+
+    The width ``upper - lower`` is the sensitivity of a bounded mechanism: bounds such
+    as ``[-1e308, 1e308]`` are each finite but their width is not a float.
+    """
     for name, value in (("lower_bound", lower), ("upper_bound", upper)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ParameterError(f"{name}: must be a finite real number, got {value!r}")
@@ -42,6 +46,11 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     if not lo < hi:
         raise ParameterError(
             f"lower_bound, upper_bound: need lower_bound < upper_bound, got {lo!r} >= {hi!r}"
+        )
+    if not math.isfinite(hi - lo):
+        raise ParameterError(
+            f"lower_bound, upper_bound: [{lo!r}, {hi!r}] is wider than the largest float "
+            "(about 1.8e308): no noise can cover it; give the bounds the values can take"
         )
     return lo, hi
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Literal
 
 import numpy as np
@@ -31,6 +32,10 @@ def ordinal_scores(k: int) -> np.ndarray:
     check_domain_size(int(k), 2)
     idx = np.arange(int(k))
     return np.asarray(-np.abs(idx[:, None] - idx[None, :]), dtype=np.float64)
+
+
+# exp(-750) is below the smallest float: a weight that far below its row's largest is 0.
+_UNDERFLOW = 750.0
 
 
 def _channel(scores: np.ndarray, beta: float) -> np.ndarray:
@@ -142,8 +147,16 @@ class Exponential:
 
     def _full_beta(self) -> float:
         lo, hi = 0.0, self.epsilon / self.sensitivity
-        # beta * spread >= channel epsilon / 2 always, so 2 eps / spread bounds the root.
-        hi *= 2.0
+        # beta * spread >= channel epsilon / 2 always, so 2 eps / spread bounds the root
+        # (capped at the largest float: an epsilon near 1e308 doubled to inf, and inf * 0
+        # scores gave nan). Past beta * range = 750 a row's smallest weight
+        # exp(-beta * range) underflows to 0 and the channel's epsilon is infinite, so
+        # the root lies below that as well: without this bound, an epsilon above 1e33
+        # left the 100 halvings above it and the search returned beta = 0.
+        hi = min(2.0 * hi, sys.float_info.max)
+        widest = float(np.max(self.scores.max(axis=1) - self.scores.min(axis=1)))
+        if widest > 0:
+            hi = min(hi, _UNDERFLOW / widest)
         for _ in range(100):
             mid = 0.5 * (lo + hi)
             if channel_epsilon(_channel(self.scores, mid)) > self.epsilon:
