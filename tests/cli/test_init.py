@@ -33,10 +33,10 @@ def test_init_writes_a_plan_that_runs_as_it_is(veil: Veil, tmp_path: Path) -> No
     assert (location["lat"], location["lon"]) == ("Latitude", "Longitude")
     assert location["mask"]["method"] == "planar_laplace"
     assert "replace it with a public point" in text
-    # Dates, the year, the district, the beat (codes with leading zeros, read as text) and
-    # the two flags (few levels) are quasi-identifiers, generalized by the anonymization.
+    # Dates, the year, the district and the beat (codes with leading zeros, read as text)
+    # are quasi-identifiers, generalized by the anonymization; the two yes/no flags are not.
     assert set(plan["anonymization"]["quasi_identifiers"]) == {
-        "Date", "Year", "District", "Beat", "Arrest", "Domestic"
+        "Date", "Year", "District", "Beat"
     }  # fmt: skip
     assert plan["input"]["text_columns"] == ["Beat", "District"]
     assert plan["anonymization"]["quasi_identifiers"]["Date"]["dates"] == {

@@ -72,7 +72,9 @@ def test_risk_without_qi_suggests_them_and_says_so(veil: Veil, stroke_csv: Path)
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["suggested"] is True
-    assert data["quasi_identifiers"] == ["gender", "age", "ever_married", "Residence_type"]
+    assert data["quasi_identifiers"] == [
+        "gender", "age", "ever_married", "work_type", "Residence_type"
+    ]  # fmt: skip
     assert "no --qi given: using the suggested quasi-identifiers gender, age" in result.err
     given = veil("risk", stroke_csv, "--qi", "gender,age", "--json")
     assert json.loads(given.out)["suggested"] is False and "suggested" not in given.err
@@ -96,7 +98,7 @@ def test_risk_scan_shows_combinations_the_records_behind_them_and_identifiers(
     from veil.risk import qi_scan, record_risk
 
     stroke = pd.read_csv(stroke_csv)
-    qis = ["gender", "age", "ever_married", "Residence_type"]
+    qis = ["gender", "age", "ever_married", "work_type", "Residence_type"]
     table = veil("risk", stroke_csv, "--scan")
     assert table.code == 0, table.err
     assert "Riskiest quasi-identifier combinations of stroke.csv" in table.out

@@ -244,6 +244,8 @@ def _by_values(series: pd.Series, words: set[str], numeric: bool) -> tuple[Kind,
         return "sensitive", "one value only: it tells nothing apart", f"{levels} distinct value"
     evidence = f"{levels} distinct values"
     sensitive = _named(words, _SENSITIVE_WORDS)
+    if levels == 2 and (numeric or pd.api.types.is_bool_dtype(series.dtype)):
+        return "sensitive", "a yes/no flag: an outcome more often than a known fact", evidence
     if numeric:
         numbers = _numbers(series)
         whole = bool(np.all(numbers == np.round(numbers)))
@@ -255,7 +257,7 @@ def _by_values(series: pd.Series, words: set[str], numeric: bool) -> tuple[Kind,
             )
         if sensitive is not None:
             return "sensitive", f"named like a sensitive attribute ({sensitive!r})", evidence
-        if whole and levels <= _FEW_LEVELS:
+        if whole and 2 < levels <= _FEW_LEVELS:
             return (
                 "quasi-identifier",
                 "a code with few levels: a fact an attacker may know",
