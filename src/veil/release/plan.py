@@ -48,11 +48,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from veil.release.errors import PlanError
-from veil.release.plan_errors import describe
+from veil.release.plan_errors import clip, clip_words, describe
+from veil.release.plan_yaml import check_plan_data, read_plan_text
 from veil.release.schema import (
     ALLOW_OUTSIDE,
     CONTAIN,
@@ -340,7 +340,11 @@ class OutputSpec(_Model):
     ``<release folder>.custodian`` beside the release folder, never inside it) gets the
     confidential ``custodian.json`` and ``report.html``. Released records are shuffled
     with the CSPRNG unless ``keep_order`` (a warned leak); CSV text cells that a
-    spreadsheet would run as formulas are escaped unless ``raw_csv``.
+    spreadsheet would run as formulas are escaped unless ``raw_csv``. Counts computed
+    from the raw records (records suppressed by the anonymization, records dropped as
+    outside a location's projection) stay in the custodian record unless
+    ``publish_counts``: with the released row count they give the input's size, so the
+    manifest then lists them as a leak.
     """
 
     format: Literal["csv", "parquet"] = "csv"
@@ -349,6 +353,7 @@ class OutputSpec(_Model):
     custodian_dir: Path | None = None
     keep_order: bool = False
     raw_csv: bool = False
+    publish_counts: bool = False
 
     _resolve_custodian = field_validator("custodian_dir")(_resolve)
 
@@ -362,11 +367,11 @@ class OutputSpec(_Model):
             or value in ("manifest.json", "report.html", "custodian.json")
         ):
             raise ValueError(
-                f"must be a plain file name (no folders, not hidden) other than "
-                f"manifest.json, custodian.json and report.html, got {value!r}"
+                "must be a plain file name (no folders, not hidden) other than "
+                "manifest.json, custodian.json and report.html"
             )
         if value is not None and Path(value).suffix.lower() not in (".csv", ".parquet"):
-            raise ValueError(f"must end in .csv or .parquet, got {value!r}")
+            raise ValueError("must end in .csv or .parquet")
         return value
 
     @model_validator(mode="after")
@@ -410,7 +415,14 @@ class EngineSpec(_Model):
 
 
 class Plan(_Model):
-    """A whole release plan (see the module docstring)."""
+    """A whole release plan (see the module docstring).
+
+    ``acknowledge`` names columns released as they are (treatment ``keep``) that the
+    release gate would refuse because they carry a treated value (a copy of a masked
+    location, an exact birth year beside a noised age) or single out records by
+    themselves (a trip id): named here, they are released, and the manifest lists them
+    as not protected and as leaks (:mod:`veil.gate.carriers`).
+    """
 
     version: Literal[1] = 1
     name: str | None = None
@@ -424,10 +436,26 @@ class Plan(_Model):
     evaluation: EvaluationSpec = EvaluationSpec()
     output: OutputSpec = OutputSpec()
     engine: EngineSpec = EngineSpec()
+    acknowledge: list[str] = []  # noqa: RUF012 (pydantic copies field defaults)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_not_bool(cls, value: Any) -> Any:
+        # true == 1 in Python: a Literal[1] would take it.
+        if isinstance(value, bool):
+            raise ValueError(f"must be 1, not true or false (got {str(value).lower()})")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Plan:
         errors: list[str] = []
+        for name in self.acknowledge:
+            spec = self.columns.get(name)
+            if spec is None or spec.treatment.method != "keep":
+                errors.append(
+                    f"acknowledge: {name!r} is not a column released as it is (treatment "
+                    "keep); name only columns the release copies unchanged"
+                )
         explicit = self.budget.allocation == "explicit"
         # With explicit allocation, one noised column (or one planar Laplace mask)
         # without an epsilon receives what its notion's budget leaves.
@@ -585,19 +613,22 @@ def _where(loc: tuple[int | str, ...]) -> str:
             continue
         if text.startswith(("function-", "tagged-union[")):
             continue
-        parts.append(text)
+        parts.append(clip(text))
     return ".".join(parts) or "plan"
 
 
 def _message(error: Any) -> str:
     where = _where(tuple(error.get("loc", ())))
     text = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-    if text.startswith(("columns.", "locations.", "anonymization.", "budget.", "evaluation.")):
+    if text.startswith(
+        ("columns.", "locations.", "anonymization.", "budget.", "evaluation.", "acknowledge:")
+    ):
         # Cross-field errors of the plan name their own paths, one per line.
         return text.replace("\n", "\n  ")
     if error.get("type") == "union_tag_not_found":
-        names = _TREATMENTS if where.endswith("treatment") else _MASKS
-        return f"{where}: missing the method; allowed: {', '.join(names)}"
+        tag = str(error.get("ctx", {}).get("discriminator", "")).strip("'")
+        names = {"treatment": _TREATMENTS, "mask": _MASKS}.get(where.rsplit(".", 1)[-1], _MODELS)
+        return f"{where}: missing the {tag or 'method'}; allowed: {', '.join(names)}"
     return describe(error, where, Plan)
 
 
@@ -703,11 +734,9 @@ def load_plan(
             raise PlanError(f"plan: file {os.fspath(path)!r} does not exist") from None
         except OSError as exc:
             raise PlanError(f"plan: cannot read {os.fspath(path)!r} ({exc.strerror})") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise PlanError(f"plan: {os.fspath(path)!r} is not valid YAML: {exc}") from None
+        data = read_plan_text(text, repr(os.fspath(path)))
         base = Path(base_dir) if base_dir is not None else path.resolve().parent
+    check_plan_data(data)
     if not isinstance(data, Mapping):
         raise PlanError(f"plan: must be a mapping of sections, got {type(data).__name__}")
     try:
@@ -716,7 +745,7 @@ def load_plan(
             context={PATH_CONTEXT: base, CONTAIN: contain, ALLOW_OUTSIDE: allow_outside},
         )
     except ValidationError as exc:
-        lines = [_message(e) for e in exc.errors(include_url=False)]
+        lines = [clip_words(_message(e)) for e in exc.errors(include_url=False)]
         count = sum(len(line.splitlines()) for line in lines)
         raise PlanError(
             f"invalid release plan ({count} error{'s' if count > 1 else ''}):\n  "

@@ -9,14 +9,16 @@ Suggestions come from a table of words custodians use for veil's methods (pseudo
 is ``hmac``, noise is ``laplace``, a geo Laplace is ``planar_laplace``) and from the
 closest allowed spelling. A value that may be a secret is never echoed: fields named
 like one (``key``, ``password``, ...), unknown fields, and any value that looks like key
-material.
+material. A long value is never echoed in full (:func:`shown`): a 400-digit number or a
+pasted paragraph is cut, and its size said.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
-import types
+import sys
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,8 +26,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from veil.masking.keys import looks_like_key_material
+from veil.release.schema import members
 
-__all__ = ["describe", "suggest"]
+__all__ = ["clip", "clip_words", "describe", "shown", "suggest"]
 
 # Field names whose values may be secrets: never echoed in an error.
 _SECRET_WORDS = ("key", "secret", "password", "passwd", "token", "salt", "credential")
@@ -57,6 +60,80 @@ _SYNONYMS: Mapping[str, tuple[str, ...]] = {
     "insensitive": ("other", "non_sensitive", "public"),
 }
 _WORD = {alias: target for target, aliases in _SYNONYMS.items() for alias in aliases}
+_LOG2 = math.log10(2)
+# The longest text of a value (or of a field name) a message quotes in full.
+_LONGEST = 60
+# What a strict type error says, by pydantic's error type, and what each kind of value is.
+_EXPECTED = {
+    "float_type": "a number",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "string_type": "text",
+    "tuple_type": "a list",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+_GIVEN = {bool: "true or false", str: "text", list: "a list", dict: "a mapping"}
+
+
+def clip(text: str, limit: int = _LONGEST) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was.
+
+    Examples
+    --------
+    >>> clip("abc")
+    'abc'
+    >>> clip("x" * 100, 10)
+    'xxxxxxx... (100 characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[: max(limit - 3, 1)]}... ({len(text)} characters)"
+
+
+def clip_words(text: str, limit: int = 2 * _LONGEST) -> str:
+    """``text`` with every word (a run without spaces) over ``limit`` characters cut.
+
+    The last guard of a plan's messages: a value a check quoted whole (a column name of
+    10 000 characters, a number of 400 digits) is cut however the check wrote it.
+
+    Examples
+    --------
+    >>> clip_words("columns.age: got " + "9" * 400, 20)
+    'columns.age: got 99999999999999999... (400 characters)'
+    """
+    return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(0), limit), text)
+
+
+def _beyond_float(value: Any) -> bool:
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max
+    )
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for a message: long values cut (:func:`clip`), huge integers sized.
+
+    Python cannot print an integer of more than 4300 digits, and a message should not
+    print one of 400: an integer of more than 40 digits is said by its length.
+
+    Examples
+    --------
+    >>> shown(10**400)
+    'an integer of 401 digits'
+    >>> shown(0.5)
+    '0.5'
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        bits = value.bit_length()
+        # str() of an integer of more than 4300 digits raises; its size is then estimated.
+        digits = str(len(str(abs(value)))) if bits < 14_000 else f"about {int(bits * _LOG2):,}"
+        return f"{'a negative' if value < 0 else 'an'} integer of {digits} digits"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as YAML writes them
+    return clip(repr(value))
 
 
 def _normal(text: str) -> str:
@@ -87,16 +164,6 @@ def suggest(value: Any, allowed: Sequence[str]) -> str | None:
     return close[0] if close else None
 
 
-def _members(annotation: Any) -> list[Any]:
-    """The types an annotation admits (Annotated, Optional and unions unwrapped)."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        return [m for a in typing.get_args(annotation) for m in _members(a)]
-    return [annotation]
-
-
 def _tag(model: type[BaseModel]) -> str | None:
     for name in ("method", "model"):
         field = model.model_fields.get(name)
@@ -107,7 +174,7 @@ def _tag(model: type[BaseModel]) -> str | None:
 
 def _step(current: Any, part: str | int) -> Any:
     """The type found at ``part`` of a value of type ``current`` (None if unknown)."""
-    for member in _members(current):
+    for member in members(current):
         origin = typing.get_origin(member)
         if isinstance(member, type) and issubclass(member, BaseModel):
             field = member.model_fields.get(str(part))
@@ -119,7 +186,7 @@ def _step(current: Any, part: str | int) -> Any:
             return typing.get_args(member)[1]
     tagged = [
         m
-        for m in _members(current)
+        for m in members(current)
         if isinstance(m, type) and issubclass(m, BaseModel) and _tag(m) == part
     ]
     return tagged[0] if tagged else None
@@ -132,12 +199,17 @@ def _fields_at(root: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
         current = _step(current, part)
         if current is None:
             return []
-    found = [m for m in _members(current) if isinstance(m, type) and issubclass(m, BaseModel)]
+    found = [m for m in members(current) if isinstance(m, type) and issubclass(m, BaseModel)]
     return list(found[0].model_fields) if len(found) == 1 else []
 
 
 def _quoted(text: str) -> list[str]:
     return re.findall(r"'([^']*)'", text)
+
+
+def _literals(expected: str) -> list[str]:
+    """The values of pydantic's ``expected`` text: ``'a', 'b' or 'c'``, or ``1``."""
+    return [part.strip().strip("'") for part in re.split(r", | or ", expected) if part.strip()]
 
 
 def _secret(field: str, value: Any) -> bool:
@@ -153,7 +225,7 @@ def describe(error: Mapping[str, Any], where: str, root: type[BaseModel]) -> str
     field = where.rsplit(".", 1)[-1]
     text = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     allowed: list[str] = []
-    shown = kind not in ("missing", "extra_forbidden") and not _secret(field, value)
+    echo_value = kind not in ("missing", "extra_forbidden") and not _secret(field, value)
     if kind == "extra_forbidden":
         loc = [p for p in error.get("loc", ()) if isinstance(p, (str, int))]
         allowed = _fields_at(root, loc)
@@ -163,13 +235,23 @@ def describe(error: Mapping[str, Any], where: str, root: type[BaseModel]) -> str
         ctx = error.get("ctx", {})
         value = ctx.get("tag")
         allowed = _quoted(str(ctx.get("expected_tags", "")))
-        echo = "" if _secret("", value) else f" {value!r}"
+        echo = "" if _secret("", value) else f" {shown(value)}"
         text = f"unknown value{echo}; allowed: {', '.join(allowed)}"
-        shown = False  # already in the text, or a secret
+        echo_value = False  # already in the text, or a secret
     elif kind == "literal_error":
-        allowed = _quoted(str(error.get("ctx", {}).get("expected", "")))
-        text = f"must be one of {', '.join(allowed)}"
-    if shown and not isinstance(value, (Mapping, list)):
-        text += f" (got {value!r})"
+        allowed = _literals(str(error.get("ctx", {}).get("expected", "")))
+        text = f"must be {'one of ' if len(allowed) > 1 else ''}{', '.join(allowed)}"
+    elif kind == "is_instance_of" and error.get("ctx", {}).get("class") == "Path":
+        blank = isinstance(value, str) and not value.strip()
+        text = "must be a path" + (", not empty" if blank else "")
+    elif kind in _EXPECTED:
+        text = f"must be {_EXPECTED[kind]}"
+        given = _GIVEN.get(type(value))
+        if given is not None and given != _EXPECTED[kind]:
+            text += f", not {given}"
+        if kind == "float_type" and _beyond_float(value):
+            text += " within the range of a float (about ±1.8e308)"
+    if echo_value and not isinstance(value, (Mapping, list)):
+        text += f" (got {shown(value)})"
     guess = None if _secret("", value) else suggest(value, allowed)
     return f"{where}: {text}" + (f"; did you mean {guess!r}?" if guess else "")

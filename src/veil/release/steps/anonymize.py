@@ -57,28 +57,35 @@ class KAnonymitySpec(SpecModel):
 
 
 class DistinctLDiversitySpec(SpecModel):
-    """Every released class holds ``l`` distinct values of ``attribute``."""
+    """Every released class holds ``l`` distinct values of ``attribute``.
+
+    ``l`` is at least 2: every class holds one value, so l = 1 would state a guarantee
+    that says nothing.
+    """
 
     model: Literal["distinct_l_diversity"] = "distinct_l_diversity"
     attribute: str
-    l: Annotated[int, Field(ge=1)]  # noqa: E741
+    l: Annotated[int, Field(ge=2)]  # noqa: E741
 
 
 class EntropyLDiversitySpec(SpecModel):
-    """Every released class has entropy of ``attribute`` at least ``log(l)``."""
+    """Every released class has entropy of ``attribute`` at least ``log(l)``.
+
+    ``l`` is above 1: every entropy is at least log(1) = 0.
+    """
 
     model: Literal["entropy_l_diversity"] = "entropy_l_diversity"
     attribute: str
-    l: Annotated[float, Field(ge=1)]  # noqa: E741
+    l: Annotated[float, Field(gt=1, allow_inf_nan=False)]  # noqa: E741
 
 
 class RecursiveCLDiversitySpec(SpecModel):
-    """Recursive (c, l)-diversity of ``attribute``."""
+    """Recursive (c, l)-diversity of ``attribute`` (``l`` at least 2, as the library asks)."""
 
     model: Literal["recursive_c_l_diversity"] = "recursive_c_l_diversity"
     attribute: str
-    c: Annotated[float, Field(gt=0)]
-    l: Annotated[int, Field(ge=1)]  # noqa: E741
+    c: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    l: Annotated[int, Field(ge=2)]  # noqa: E741
 
 
 class TClosenessSpec(SpecModel):
