@@ -37,6 +37,7 @@ __all__ = [
     "KeyEncoding",
     "SecretKey",
     "as_secret_key",
+    "check_key_path",
     "hkdf_sha256",
     "looks_like_key_material",
 ]
@@ -219,6 +220,56 @@ def looks_like_key_material(name: str) -> bool:
     return len(name) >= 20 and mixed
 
 
+_KEY_LENGTHS = frozenset({22, 24, 32, 43, 44})
+"""Lengths of the base64 of 16, 24 and 32 bytes, with and without padding."""
+_BASE64_TEXT = re.compile(r"\A[A-Za-z0-9+/_-]+=*\Z")
+_MAX_PATH = 4096
+
+
+def _key_not_path(text: str) -> str | None:
+    """Why ``text``, given as a key file's path, is not plausibly a path, or ``None``."""
+    bare = text.strip()
+    if not bare:
+        return "is empty"
+    if len(text) > _MAX_PATH:
+        return f"is longer than any path ({_MAX_PATH} characters)"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return "holds control characters, which no key file's name has"
+    hex_digits = all(c in "0123456789abcdefABCDEF" for c in bare)
+    if bare.startswith("base64:") or (hex_digits and len(bare) >= 32):
+        return "looks like key material (hex or base64), not a path"
+    if (
+        len(bare) in _KEY_LENGTHS
+        and _BASE64_TEXT.match(bare)
+        and any(c.islower() for c in bare)
+        and any(c.isupper() for c in bare)
+    ):
+        return "looks like key material (the base64 of a key), not a path"
+    return None
+
+
+def check_key_path(path: str | os.PathLike[str], source: str = "key file") -> None:
+    """Refuse a key file's path that is key material pasted in its place, without echoing it.
+
+    A path is refused when it is empty, longer than 4096 characters, holds control
+    characters, or reads as a key: 32 or more hex digits, ``base64:`` text, or the
+    base64 of 16, 24 or 32 bytes (22 to 44 characters of its alphabet, both cases). A
+    file name with an extension (``hmac.key``) is never taken for a key. Every path
+    :meth:`SecretKey.from_file` opens passes here first.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``source`` and the reason; never the value given.
+    """
+    reason = _key_not_path(os.fspath(path))
+    if reason is not None:
+        raise ParameterError(
+            f"{source}: the path given {reason} (the value given is not shown); give the "
+            f"path of a key file instead; {NEW_KEY_HINT}"
+        )
+
+
 class SecretKey:
     """A secret key held privately and shown only by its id.
 
@@ -307,12 +358,15 @@ class SecretKey:
         Raises
         ------
         ParameterError
-            The file is missing, unreadable or not a regular file; on POSIX, it can be
+            The path is key material pasted in its place (:func:`check_key_path`: the
+            message does not repeat it); the file is missing, unreadable or not a
+            regular file; on POSIX, it can be
             read or written by group or others (the message gives the ``chmod`` to run);
             it does not hold a key in one of the forms above; or the key is not random.
             The message names the path and suggests ``veil key new``; it never holds
             key material or file content.
         """
+        check_key_path(path)
         file = Path(path)
         source = f"key file {str(file)!r}"
         try:

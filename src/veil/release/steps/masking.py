@@ -19,9 +19,10 @@ import pandas as pd
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from veil import masking
-from veil.errors import DataTypeError, MissingValueError
+from veil.errors import DataTypeError, MissingValueError, ParameterError
 from veil.frames import record_masking
 from veil.masking import SecretKey
+from veil.masking.keys import check_key_path
 from veil.release.schema import Missing, SpecModel, resolve_path
 from veil.release.steps.base import LedgerStep, Step, public_parameters, replaced
 
@@ -42,6 +43,17 @@ class _Keyed(SpecModel):
     key_id: str | None = None
 
     _resolve_key = field_validator("key_file")(resolve_path)
+
+    @field_validator("key_file", mode="before")
+    @classmethod
+    def _not_key_material(cls, value: Any) -> Any:
+        # Before the path is resolved: a key pasted here is refused, never echoed.
+        if isinstance(value, (str, os.PathLike)):
+            try:
+                check_key_path(value, "key_file")
+            except ParameterError as exc:
+                raise ValueError(str(exc).removeprefix("key_file: ")) from None
+        return value
 
     @model_validator(mode="before")
     @classmethod
