@@ -34,6 +34,8 @@ import contextlib
 import copy
 import hashlib
 import os
+import socket
+import struct
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ __all__ = [
     "Sink",
     "StreamResult",
     "Where",
+    "check_scheduler",
     "frame_digest",
     "get_engine",
     "input_digest",
@@ -160,6 +163,10 @@ class Engine(Protocol):
 
     def original(self, data: InputData) -> pd.DataFrame:
         """The input as one pandas frame."""
+        ...
+
+    def sample(self, data: InputData, rows: int) -> pd.DataFrame:
+        """At most ``rows`` records of the input, spread over it, as a pandas frame."""
         ...
 
     def partitions(self, data: InputData) -> int:
@@ -429,6 +436,10 @@ class PandasEngine:
         frame: pd.DataFrame = data.table
         return frame
 
+    def sample(self, data: InputData, rows: int) -> pd.DataFrame:
+        """The frame read (the checks that use a sample space their rows themselves)."""
+        return self.original(data)
+
     def partitions(self, data: InputData) -> int:
         """One: the whole table."""
         return 1
@@ -570,6 +581,10 @@ class DaskEngine:
     batch : int, optional
         Partitions computed at once when the release is streamed to its file
         (:meth:`stream`); default the number of CPUs.
+    connect_timeout : float, default 10
+        Seconds a running scheduler has to answer (:func:`check_scheduler`, then the
+        client's connection): a peer that is not a Dask scheduler is refused in bounded
+        time.
 
     Notes
     -----
@@ -605,12 +620,14 @@ class DaskEngine:
         npartitions: int | None = None,
         workers: int | None = None,
         batch: int | None = None,
+        connect_timeout: float = 10.0,
     ) -> None:
         self.scheduler = scheduler
         self.blocksize = blocksize
         self.npartitions = npartitions
         self.workers = workers
         self.batch = batch
+        self.connect_timeout = connect_timeout
         self._client: Any = None
 
     @contextlib.contextmanager
@@ -641,7 +658,10 @@ class DaskEngine:
                 )
                 client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
             else:
-                client = stack.enter_context(Client(self.scheduler))  # type: ignore[no-untyped-call]
+                check_scheduler(self.scheduler, self.connect_timeout)
+                client = stack.enter_context(
+                    Client(self.scheduler, timeout=self.connect_timeout)  # type: ignore[no-untyped-call]
+                )
             self._client = client
             try:
                 yield
@@ -700,6 +720,14 @@ class DaskEngine:
         """All partitions gathered into one pandas frame."""
         (frame,) = self._compute(data.table)
         return _clean_index(frame)
+
+    def sample(self, data: InputData, rows: int) -> pd.DataFrame:
+        """The first rows of evenly spaced partitions, at most ``rows`` in all."""
+        parts = data.table.to_delayed()
+        chosen = sorted({round(i) for i in np.linspace(0, len(parts) - 1, min(len(parts), 8))})
+        each = max(1, rows // len(chosen))
+        heads = self._compute(*(parts[p].head(each) for p in chosen))
+        return _clean_index(pd.concat(list(heads)))
 
     def partitions(self, data: InputData) -> int:
         """The number of partitions of the input."""
@@ -943,6 +971,74 @@ class _Counts:
 
 
 _LOCAL_SCHEDULERS = ("threads", "synchronous", "processes", "local")
+# The largest first message taken for a scheduler's handshake (Dask's is about 200 bytes).
+_MAX_HANDSHAKE = 1 << 16
+
+
+def _read_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    while n > 0:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = sock.recv(min(n, 1 << 16))
+        if not chunk:
+            raise ConnectionError("the peer closed the connection")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def check_scheduler(address: str, timeout: float = 10.0) -> None:
+    """Refuse, within ``timeout`` seconds, a ``tcp://`` address that is not a Dask scheduler.
+
+    A Dask scheduler sends its handshake as soon as a connection opens: a length, then
+    that many bytes of frames holding a small mapping. A peer that sends nothing (an
+    HTTP server waits for a request: Dask's client would wait forever) or announces a
+    huge message (an SSH banner read as a length: Dask's client would try to allocate
+    exabytes) is refused before Dask's client sees it. Other schemes (``tls://``, ...)
+    are left to the client's own timeout.
+
+    Raises
+    ------
+    PlanError
+        Naming the address and what the peer did.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.protocol.core import loads
+    from distributed.protocol.utils import unpack_frames
+
+    scheme, location = parse_address(address)
+    if scheme != "tcp":
+        return
+    where = f"scheduler {address!r}"
+    deadline = time.monotonic() + timeout
+    try:
+        host, port = parse_host_port(location)
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            (length,) = struct.unpack("<Q", _read_exactly(sock, 8, deadline))
+            if length > _MAX_HANDSHAKE:
+                raise PlanError(
+                    f"{where}: is not a Dask scheduler (its first message does not follow "
+                    "Dask's protocol); give the address of a running Dask scheduler"
+                )
+            frames = unpack_frames(_read_exactly(sock, length, deadline))
+            message = loads(frames)  # type: ignore[no-untyped-call]
+    except PlanError:
+        raise
+    except TimeoutError:
+        raise PlanError(
+            f"{where}: did not answer as a Dask scheduler within {timeout:g} s (a Dask "
+            "scheduler speaks first; an HTTP server, for one, waits); give the address of a "
+            "running Dask scheduler"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise PlanError(f"{where}: cannot connect ({exc})") from None
+    except Exception:  # whatever the peer sent, it was not Dask's handshake
+        message = None
+    if not isinstance(message, dict) or "compression" not in message:
+        raise PlanError(
+            f"{where}: is not a Dask scheduler (its first message is not Dask's handshake); "
+            "give the address of a running Dask scheduler"
+        )
 
 
 def get_engine(engine: str | Engine, *, scheduler: str | None = None) -> Engine:
