@@ -77,8 +77,11 @@ def split_budget(total: float, weights: dict[str, float], *, equal: bool) -> dic
         return {}
     if equal:
         return {name: total / len(weights) for name in weights}
-    weight_sum = sum(weights.values())
-    return {name: total * w / weight_sum for name, w in weights.items()}
+    # Weights relative to the largest: neither their sum nor a share can overflow.
+    top = max(weights.values())
+    relative = {name: w / top for name, w in weights.items()}
+    weight_sum = sum(relative.values())
+    return {name: total * (r / weight_sum) for name, r in relative.items()}
 
 
 def allocate(plan: Plan) -> Plan:
