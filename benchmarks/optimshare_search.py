@@ -15,10 +15,19 @@ the dataset's own):
   t = 4, GaussianNB, C = 0.5, E^T = 0.5, S drawn given the exact Q) on the global Q;
 * with ``--baseline``, the same search with independent marginals, and with ``--gan`` the
   DP-WGAN on wine white (the paper's generator for continuous attributes);
-* NHANES once more with the paper's refined Q (BPQ020, RIAGENDR) for Table 2: the
-  original, the chosen pair's model sampled whole (every column synthetic, the paper's
-  "direct perturbation" column, here MST instead of DP-WGAN) and the OptimShare release
-  (:func:`veil.share.comparison_table`).
+* NHANES once more with the paper's refined Q (BPQ020, RIAGENDR) for Table 2, with
+  ``--seeds`` searches (seeds 1..N) and, for each, ``--repeats`` fold draws of the
+  review (:func:`veil.share.review_share`): the original, the chosen pair's model
+  sampled whole (every column synthetic, the paper's "direct perturbation" column, here
+  MST instead of DP-WGAN) and the OptimShare release; every figure is printed as its
+  mean, standard deviation and range over the N x R draws (one draw is one run of the
+  paper's table, which moves with the fold draw);
+* beside P_N, the raw linkable fraction L (of the chosen candidate, and its range over
+  every candidate): P_N = min(1, eps L / T_eps) is small when eps is, however many
+  records are linkable.
+
+The load average (1, 5, 15 min) is printed before and after each subprocess: the
+machine is shared, and the times are only comparable at a like load.
 
 Domains: public where the data's documentation states them (letter's 0..15 and its 26
 letters, page blocks' proportions in [0, 1] and five classes, wine quality 0..10,
@@ -149,10 +158,12 @@ def pairs_for(frame: Any, q: list[str], s: list[str]) -> tuple[Any, Any]:
     return budget_pairs(thresh, len(frame)), req
 
 
-def run_one(name: str, folder: Path, synthesizer: str, refined: bool) -> dict[str, Any]:
+def run_one(
+    name: str, folder: Path, synthesizer: str, refined: bool, seeds: int = 1, repeats: int = 1
+) -> dict[str, Any]:
     import numpy as np
 
-    from veil.share import comparison_table, optimshare_search
+    from veil.share import optimshare_search
 
     frame = load(name, folder)
     q, label = GLOBAL_Q[name]
@@ -173,21 +184,24 @@ def run_one(name: str, folder: Path, synthesizer: str, refined: bool) -> dict[st
         if label_.startswith("fit") or done == total:
             print(f"  [{name}] {done}/{total} {label_}", file=sys.stderr, flush=True)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = optimshare_search(
-            frame,
-            q=q,
-            s=s,
-            label=label,
-            domain=domain,
-            pairs=pairs,
-            synthesizer=synthesizer,
-            # the DP-WGAN must be told the columns it conditions on
-            synthesizer_settings={"condition": q} if synthesizer == "dpwgan" else None,
-            rng=None,
-            progress=progress,
-        )
+    def search(seed: int | None) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return optimshare_search(
+                frame,
+                q=q,
+                s=s,
+                label=label,
+                domain=domain,
+                pairs=pairs,
+                synthesizer=synthesizer,
+                # the DP-WGAN must be told the columns it conditions on
+                synthesizer_settings={"condition": q} if synthesizer == "dpwgan" else None,
+                rng=seed,
+                progress=progress,
+            )
+
+    result = search(1 if refined else None)
     total = time.perf_counter() - started
     table = result.table
     fits = table.groupby("pair")["fit_seconds"].first()
@@ -230,28 +244,82 @@ def run_one(name: str, folder: Path, synthesizer: str, refined: bool) -> dict[st
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "leaks": len(result.leaks),
     }
+    out["linkable"] = {
+        "chosen": float(result.chosen["linkable"]),
+        "min": float(table["linkable"].min()),
+        "max": float(table["linkable"].max()),
+        "mean": float(table["linkable"].mean()),
+    }
     if refined:
-        full = result.model.sample(len(frame), rng=None)
-        cmp = comparison_table(
-            frame,
-            {"Fully synthetic (MST)": full, "OptimShare": result.data},
-            q=q,
-            label=label,
-            domain=domain,
-            rng=None,
+        out["table2"], out["linkage2"] = _table2(
+            frame, q, s, label, domain, result, search, seeds, repeats
         )
-        out["table2"] = {
-            str(column): {str(k): float(v) for k, v in cmp[column].items()} for column in cmp
-        }
     return out
 
 
+def _table2(
+    frame: Any,
+    q: list[str],
+    s: list[str],
+    label: str,
+    domain: Any,
+    first: Any,
+    search: Any,
+    seeds: int,
+    repeats: int,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Table 2 over ``seeds`` searches x ``repeats`` fold draws, and each release's linkage."""
+    import numpy as np
+
+    from veil.share import review_share
+
+    values: dict[str, dict[str, list[float]]] = {}
+    linkage = []
+    for seed in range(1, seeds + 1):
+        result = first if seed == 1 else search(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            review = review_share(
+                frame,
+                result.data,
+                q=q,
+                s=s,
+                label=label,
+                domain=domain,
+                model=result.model,
+                repeats=repeats,
+                epsilon=float(result.chosen["epsilon"]),
+                t_epsilon=float(result.settings["t_epsilon"]),
+                rng=1000 + seed,
+            )
+        for row, tables in review["comparison_spread"].items():
+            for column, cell in tables.items():
+                values.setdefault(column, {}).setdefault(row, []).extend(cell["values"])
+        linkage.append({"seed": seed, **review["linkage"]})
+    table2 = {
+        column: {
+            row: {
+                "mean": float(np.mean(v)),
+                "sd": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+                "min": float(np.min(v)),
+                "max": float(np.max(v)),
+                "draws": len(v),
+            }
+            for row, v in rows.items()
+        }
+        for column, rows in values.items()
+    }
+    return table2, linkage
+
+
 def _child(args: argparse.Namespace) -> None:
-    result = run_one(args.only, args.data, args.synthesizer, args.refined)
+    result = run_one(args.only, args.data, args.synthesizer, args.refined, args.seeds, args.repeats)
     Path(args.result).write_text(json.dumps(result), encoding="utf-8")
 
 
-def _spawn(folder: Path, name: str, synthesizer: str, refined: bool, fast: bool) -> dict[str, Any]:
+def _spawn(
+    folder: Path, name: str, synthesizer: str, refined: bool, fast: bool, draws: tuple[int, int]
+) -> dict[str, Any]:
     env = dict(os.environ)
     if fast:
         env["XLA_FLAGS"] = FAST_XLA
@@ -261,9 +329,12 @@ def _spawn(folder: Path, name: str, synthesizer: str, refined: bool, fast: bool)
         command = [sys.executable, __file__, "--data", str(folder), "--only", name]
         command += ["--synthesizer", synthesizer, "--result", target]
         if refined:
-            command.append("--refined")
+            command += ["--refined", "--seeds", str(draws[0]), "--repeats", str(draws[1])]
+        load_before = os.getloadavg()
         subprocess.run(command, check=True, env=env)
-        return dict(json.loads(Path(target).read_text(encoding="utf-8")))
+        result = dict(json.loads(Path(target).read_text(encoding="utf-8")))
+        result["load_average"] = {"before": load_before, "after": os.getloadavg()}
+        return result
     finally:
         os.unlink(target)
 
@@ -272,24 +343,28 @@ def _print(results: list[dict[str, Any]]) -> None:
     print("\n## Table 5 (veil): the default search on the paper's global Q\n")
     print(
         "| dataset | synthesizer | rows | time s | fits s (sum; min-max) | sample s | score s "
-        "| U_o | mean U | mean e | qualifying | chosen pair: epsilon (instance), e | composed cost "
-        "(epsilon, delta) | private-rule cost | peak RSS MB |"
+        "| U_o | mean U | mean e | qualifying | chosen pair: epsilon (instance), e | chosen "
+        "L (all: min-max) | chosen P_N | composed cost (epsilon, delta) | private-rule cost "
+        "| peak RSS MB | load avg before, after |"
     )
-    print("|---" * 15 + "|")
+    print("|---" * 18 + "|")
     for r in results:
         if "table2" in r:
             continue
         fits = r["fit_seconds"]
         c = r["chosen"]
+        link = r["linkable"]
         private = r["private_cost"]
+        load = r.get("load_average", {"before": [0, 0, 0], "after": [0, 0, 0]})
         print(
             f"| {r['dataset']} | {r['synthesizer']} | {r['rows']:,} | {r['seconds']:.1f} | "
             f"{sum(fits):.1f} ({min(fits):.1f}-{max(fits):.1f}) | {r['sample_seconds']:.1f} | "
             f"{r['score_seconds']:.1f} | {r['u_o']:.3f} | {r['mean_u']:.3f} | {r['mean_e']:.3f} | "
             f"{r['qualifying']}/{r['candidates']} | {c['epsilon']:.3g} ({int(c['instance']) + 1}), "
-            f"{c['e']:.3f} | {r['cost']['epsilon']:.2f}, {r['cost']['delta']:.2g} | "
+            f"{c['e']:.3f} | {link['chosen']:.3f} ({link['min']:.3f}-{link['max']:.3f}) | "
+            f"{c['p_n']:.4f} | {r['cost']['epsilon']:.2f}, {r['cost']['delta']:.2g} | "
             f"{'-' if private is None else format(private['epsilon'], '.2f')} | "
-            f"{r['peak_rss_mb']:.0f} |"
+            f"{r['peak_rss_mb']:.0f} | {load['before'][0]:.1f}, {load['after'][0]:.1f} |"
         )
     print("\nPIF_thresh, epsilon* and what the refinement would do:")
     for r in results:
@@ -300,22 +375,40 @@ def _print(results: list[dict[str, Any]]) -> None:
             f"{r['refinement_moves']}; the global Q is {r['guard_k_of_global_q']}-anonymous"
         )
     for r in results:
-        if "table2" not in r:
-            continue
-        print(f"\n## Table 2 (NHANES, refined Q {r['q']}): veil beside the paper\n")
-        names = list(r["table2"])
-        print("| measure | " + " | ".join(names) + " | paper: Original | DP-WGAN | OptimShare |")
-        print("|---" * (len(names) + 4) + "|")
-        rows = next(iter(r["table2"].values())).keys()
-        for row in rows:
-            paper = PAPER_TABLE2.get(row, ("-", "-", "-"))
-            print(
-                f"| {row} | "
-                + " | ".join(f"{r['table2'][n][row]:.4f}" for n in names)
-                + " | "
-                + " | ".join(str(p) for p in paper)
-                + " |"
+        if "table2" in r:
+            _print_table2(r)
+
+
+def _print_table2(r: dict[str, Any]) -> None:
+    names = list(r["table2"])
+    draws = next(iter(next(iter(r["table2"].values())).values()))["draws"]
+    print(
+        f"\n## Table 2 (NHANES, refined Q {r['q']}): mean ± sd [min, max] over {draws} draws "
+        "(searches x fold draws), beside the paper\n"
+    )
+    print("| measure | " + " | ".join(names) + " | paper: Original | DP-WGAN | OptimShare |")
+    print("|---" * (len(names) + 4) + "|")
+    for row in r["table2"][names[0]]:
+        paper = PAPER_TABLE2.get(row, ("-", "-", "-"))
+        cells = [r["table2"][n][row] for n in names]
+        print(
+            f"| {row} | "
+            + " | ".join(
+                f"{c['mean']:.4f} ± {c['sd']:.4f} [{c['min']:.4f}, {c['max']:.4f}]" for c in cells
             )
+            + " | "
+            + " | ".join(str(p) for p in paper)
+            + " |"
+        )
+    print("\nEach search's release: raw linkable fraction L beside P_N (chosen pair's epsilon):")
+    for link in r["linkage2"]:
+        print(
+            f"  seed {link['seed']}: L = {link['linkable_fraction']:.4f} "
+            f"({link['linkable_records']} of {link['records']}; {link['alone']} alone on their Q, "
+            f"{link['groups']} groups), epsilon {link['epsilon']:.3g}, P_N = {link['p_n']:.4f}"
+        )
+    load = r.get("load_average", {"before": [0, 0, 0], "after": [0, 0, 0]})
+    print(f"  load average before, after: {load['before'][0]:.1f}, {load['after'][0]:.1f}")
 
 
 def main() -> None:
@@ -331,6 +424,8 @@ def main() -> None:
     parser.add_argument("--only", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     parser.add_argument("--refined", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--seeds", type=int, default=5, help="Table 2: searches (seeds 1..N)")
+    parser.add_argument("--repeats", type=int, default=5, help="Table 2: fold draws per search")
     args = parser.parse_args()
     if args.only:
         _child(args)
@@ -345,16 +440,18 @@ def main() -> None:
             raise SystemExit(f"--data: {args.data / name} does not exist")
     fast = not args.xla_default
     print(f"# OptimShare search; XLA_FLAGS = {FAST_XLA if fast else '(defaults)'}")
+    print(f"# load average at start: {os.getloadavg()}", flush=True)
     results = []
     for name in args.datasets.split(","):
         synths = [args.synthesizer, *(["independent"] if args.baseline else [])]
         if args.gan and name == "wine_white":
             synths.append("dpwgan")
         for synth in synths:
-            results.append(_spawn(args.data, name, synth, False, fast))
+            results.append(_spawn(args.data, name, synth, False, fast, (1, 1)))
             print(f"done {name} / {synth}: {results[-1]['seconds']:.1f} s", flush=True)
         if name == "nhanes":
-            results.append(_spawn(args.data, name, args.synthesizer, True, fast))
+            draws = (args.seeds, args.repeats)
+            results.append(_spawn(args.data, name, args.synthesizer, True, fast, draws))
     _print(results)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
