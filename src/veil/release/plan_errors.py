@@ -86,11 +86,12 @@ def clip(text: str, limit: int = _LONGEST) -> str:
     >>> clip("abc")
     'abc'
     >>> clip("x" * 100, 10)
-    'xxxxxxx... (100 characters)'
+    'xxxxxxxxx… (100 characters)'
     """
     if len(text) <= limit:
         return text
-    return f"{text[: max(limit - 3, 1)]}... ({len(text)} characters)"
+    # One ellipsis character: three dots would split a dotted field path.
+    return f"{text[: max(limit - 1, 1)]}… ({len(text)} characters)"
 
 
 def clip_words(text: str, limit: int = 2 * _LONGEST) -> str:
@@ -102,7 +103,7 @@ def clip_words(text: str, limit: int = 2 * _LONGEST) -> str:
     Examples
     --------
     >>> clip_words("columns.age: got " + "9" * 400, 20)
-    'columns.age: got 99999999999999999... (400 characters)'
+    'columns.age: got 9999999999999999999… (400 characters)'
     """
     return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(0), limit), text)
 
@@ -231,6 +232,9 @@ def describe(error: Mapping[str, Any], where: str, root: type[BaseModel]) -> str
         allowed = _fields_at(root, loc)
         value = field  # the suggestion is for the field's name
         text = "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        if _secret("", field):  # a key pasted as a field's name
+            parent = where.rsplit(".", 1)[0] + "." if "." in where else ""
+            where = parent + "(a name that looks like key material, not shown)"
     elif kind == "union_tag_invalid":
         ctx = error.get("ctx", {})
         value = ctx.get("tag")

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from veil.release.errors import PlanError
-from veil.release.plan_errors import clip
+from veil.release.plan_errors import clip, shown
 
 __all__ = ["MAX_DEPTH", "MAX_DIGITS", "MAX_VALUES", "check_plan_data", "read_plan_text"]
 
@@ -31,6 +31,7 @@ MAX_VALUES = 1_000_000
 
 MAX_DIGITS = 309
 """Longest integer: the digits of the largest float (1.8e308); no plan field takes more."""
+_HUGE = 10**MAX_DIGITS
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -126,7 +127,8 @@ def read_plan_text(text: str, source: str | None = None) -> Any:
 
 
 def check_plan_data(data: Any, source: str | None = None) -> None:
-    """Refuse plan data nested deeper than :data:`MAX_DEPTH`, with a cycle, or too large.
+    """Refuse plan data nested deeper than :data:`MAX_DEPTH`, with a cycle, too large, or
+    holding an integer of more than :data:`MAX_DIGITS` digits (as a value or a key).
 
     Values are counted as often as they are reached, as validation visits them: a list
     named by an alias ten times counts ten times.
@@ -134,13 +136,22 @@ def check_plan_data(data: Any, source: str | None = None) -> None:
     Raises
     ------
     PlanError
-        Naming the limit passed.
+        Naming the limit passed (and the field of a huge integer).
     """
     where = "plan: " if source is None else f"plan: {source}: "
     sizes: dict[int, int] = {}
     open_: set[int] = set()
 
-    def size(value: Any, depth: int) -> int:
+    def huge(value: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
+            field = ".".join(clip(str(p)) for p in path) or "plan"
+            raise PlanError(
+                f"{where}{field}: {shown(value)}; a plan's numbers have at most "
+                f"{MAX_DIGITS} digits (the range of a float, 1.8e308)"
+            )
+
+    def size(value: Any, depth: int, path: tuple[Any, ...]) -> int:
+        huge(value, path)
         if not isinstance(value, (Mapping, list, tuple)):
             return 1
         if depth > MAX_DEPTH:
@@ -151,10 +162,11 @@ def check_plan_data(data: Any, source: str | None = None) -> None:
         if key in open_:
             raise PlanError(f"{where}a value contains itself (a YAML alias cycle)")
         open_.add(key)
-        items = value.values() if isinstance(value, Mapping) else value
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
         total = 1
-        for item in items:
-            total += size(item, depth + 1)
+        for name, item in items:
+            huge(name, path)
+            total += size(item, depth + 1, (*path, name))
             if total > MAX_VALUES:
                 raise PlanError(
                     f"{where}holds more than {MAX_VALUES:,} values (counting each "
@@ -164,4 +176,4 @@ def check_plan_data(data: Any, source: str | None = None) -> None:
         sizes[key] = total
         return total
 
-    size(data, 1)
+    size(data, 1, ())
