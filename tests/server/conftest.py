@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import secrets
 import socket
 import threading
@@ -208,6 +209,21 @@ def release_flow(site: Site, *, publish: bool) -> Released:
         assert site.login("cedric").post(f"/api/releases/{release}/approve").status_code == 200
         assert carol.post(f"/api/releases/{release}/publish").status_code == 200
     return Released(dataset, plan.json()["plan"], job.json()["id"], release)
+
+
+def fill_path(template: str, flow: Released, action: str) -> str:
+    """A route's path with the ids of ``flow`` (and ``action`` for a release action)."""
+    values = {
+        "dataset_id": flow.dataset,
+        "plan_id": flow.plan,
+        "number": 1,
+        "job_id": flow.job,
+        "release_id": flow.release,
+        "token_id": 1,
+        "user_id": 2,
+        "action": action,
+    }
+    return re.sub(r"\{(\w+)(:\w+)?\}", lambda m: str(values[m.group(1)]), template)
 
 
 @pytest.fixture

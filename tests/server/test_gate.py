@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from veil.server import verify
 
-from .conftest import PASSWORDS, Site, adult_csv, release_flow
+from .conftest import PASSWORDS, Site, adult_csv, fill_path, release_flow
 
 _EVIL = "https://evil.example"
 _FOREIGN = [
@@ -37,20 +37,6 @@ def _post_routes(app: Any) -> list[str]:
         if isinstance(route, Route) and "POST" in (route.methods or ()):
             paths.append(route.path)
     return sorted(set(paths))
-
-
-def _fill(path: str, flow: Any) -> str:
-    values = {
-        "dataset_id": flow.dataset,
-        "plan_id": flow.plan,
-        "number": 1,
-        "job_id": flow.job,
-        "release_id": flow.release,
-        "token_id": 1,
-        "user_id": 2,
-        "action": "request-approval",
-    }
-    return re.sub(r"\{(\w+)(:\w+)?\}", lambda m: str(values[m.group(1)]), path)
 
 
 def _send(client: Any, path: str, headers: dict[str, str]) -> Any:
@@ -95,7 +81,7 @@ def test_every_state_changing_route_refuses_another_origin_and_writes_nothing(
     for path in routes:
         who = "admin" if "/admin/" in path else "carol"
         client = users[who]
-        url = _fill(path, flow)
+        url = fill_path(path, flow, "request-approval")
         for headers in _FOREIGN:
             before = verify(site.platform).entries
             response = _send(client, url, headers)

@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from veil.server.models import AuditEntry
 
-from .conftest import Site, release_flow
+from .conftest import Site, fill_path, release_flow
 
 CALLERS = ["anonymous", "admin", "oscar", "cedric", "dana"]
 # Routes open to every signed-in account (the published catalogue, one's own account).
@@ -34,19 +34,8 @@ def _objects(site: Site) -> dict[str, Any]:
 
 
 def _fill(path: str, objects: dict[str, Any], target: str) -> str | None:
-    flow = objects[target]
-    values = {
-        "dataset_id": flow.dataset,
-        "plan_id": flow.plan,
-        "number": 1,
-        "job_id": flow.job,
-        "release_id": flow.release,
-        "token_id": 1,
-        "user_id": 1,
-        "action": "approve",
-    }
     try:
-        return re.sub(r"\{(\w+)(:\w+)?\}", lambda m: str(values[m.group(1)]), path)
+        return fill_path(path, objects[target], "approve")
     except KeyError:
         return None
 

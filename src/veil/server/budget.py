@@ -222,27 +222,25 @@ def reserve(db: DbSession, job: Job, spend: Spend, *, hold: bool = True) -> None
         dataset_ledger(db, dataset, row).check(spend, exclude=str(job.id))
     except PolicyError as exc:
         raise InputError(str(exc), field="budget") from None
-    if not hold:
-        return
+    if hold:
+        _line(db, job, "reserved", spend)
+        db.flush()
+
+
+def _line(db: DbSession, job: Job, state: str, spend: Spend) -> None:
+    """Write ``job``'s line of its dataset's ledger (made if missing)."""
     entry = db.scalar(select(BudgetEntry).where(BudgetEntry.job_id == job.id))
     if entry is None:
         entry = BudgetEntry(dataset_id=job.dataset_id, job_id=job.id, created_at=now())
         db.add(entry)
-    entry.state = "reserved"
+    entry.state = state
     entry.ldp_epsilon, entry.ldp_delta = spend.ldp_epsilon, spend.ldp_delta
     entry.metric_epsilon = spend.metric_epsilon
-    db.flush()
 
 
 def settle(db: DbSession, job: Job, spend: Spend) -> None:
     """The job's release was committed: its line becomes what it spent."""
-    entry = db.scalar(select(BudgetEntry).where(BudgetEntry.job_id == job.id))
-    if entry is None:
-        entry = BudgetEntry(dataset_id=job.dataset_id, job_id=job.id, created_at=now())
-        db.add(entry)
-    entry.state = "spent"
-    entry.ldp_epsilon, entry.ldp_delta = spend.ldp_epsilon, spend.ldp_delta
-    entry.metric_epsilon = spend.metric_epsilon
+    _line(db, job, "spent", spend)
 
 
 def unreserve(db: DbSession, job: Job) -> None:
