@@ -120,3 +120,18 @@ def test_a_chain_written_before_keying_is_re_keyed_at_the_next_start(site: Site)
     rekeyed = [e for e in log if e["action"] == "audit.rekey"]
     assert len(rekeyed) == 1 and '"previous_problems": []' in rekeyed[0]["detail"]
     reopened.db.dispose()
+
+
+def test_a_workers_events_are_checkpointed_too(sqlite_site: Site) -> None:
+    from veil.server.worker import run_worker
+
+    from .conftest import adult_csv, upload
+
+    carol = sqlite_site.login("carol")
+    assert upload(carol, adult_csv(100)).status_code == 201
+    platform = sqlite_site.platform
+    assert run_worker(platform.config, platform.keyring, max_jobs=1) == 1
+    last = platform.config.checkpoints.read_text().splitlines()[-1].split()
+    with platform.db.session() as session:
+        head = session.get(AuditHead, 1)
+        assert head is not None and (int(last[0]), last[1]) == (head.seq, head.hash)

@@ -318,7 +318,7 @@ def run_worker(
     Between jobs it also reclaims jobs that lost their worker (every third of a lease)
     and deletes datasets past their retention period (every ``sweep_seconds``).
     """
-    db = Database(config.url, audit_key=keyring.audit_key)
+    db = Database(config.url, audit_key=keyring.audit_key, checkpoints=config.checkpoints)
     name = worker_name()
     done, last_sweep, last_reclaim = 0, 0.0, 0.0
     stop = stop or threading.Event()
