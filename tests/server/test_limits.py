@@ -165,3 +165,16 @@ def test_datasets_jobs_and_releases_import_one_way() -> None:
     assert not {"veil.server.jobs", "veil.server.releases"} & datasets
     assert "veil.server.jobs" not in releases and "veil.server.datasets" in releases
     assert {"veil.server.releases", "veil.server.datasets"} <= jobs
+
+
+def test_no_database_password_in_reprs_or_connection_errors(tmp_path: Path) -> None:
+    from veil.masking import SecretKey
+    from veil.server import ServerConfig, open_platform
+    from veil.server.database import Database
+
+    url = "postgresql+psycopg://veil:s3cret-pass@127.0.0.1:9/veil"
+    config = ServerConfig(tmp_path / "data", database_url=url)
+    assert "s3cret" not in repr(config) and "s3cret" not in repr(Database(url))
+    with pytest.raises(Exception) as caught:
+        open_platform(config, key=SecretKey.generate())
+    assert "s3cret" not in str(caught.value) and "s3cret" not in repr(caught.value)

@@ -90,7 +90,7 @@ class ServerConfig:
     """
 
     data_dir: Path
-    database_url: str | None = None
+    database_url: str | None = field(default=None, repr=False)
     key_env: str = "VEIL_SERVER_KEY"
     key_file: Path | None = None
     max_upload_bytes: int = 2048 * _MiB

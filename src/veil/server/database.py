@@ -96,6 +96,9 @@ class Database:
         event.listen(self._sessions, "after_commit", self._checkpoint)
         event.listen(self._sessions, "after_rollback", _forget_checkpoint)
 
+    def __repr__(self) -> str:
+        return f"Database({redact_url(self.url)!r})"
+
     def _checkpoint(self, session: Session) -> None:
         last = session.info.pop("audit_last", None)
         key = session.info.get("audit_key")
