@@ -235,3 +235,21 @@ def test_a_synthesized_quasi_identifier_is_no_class_key_after_release(tmp_path: 
     risk = result.manifest["risk"]
     assert risk["not_class_keys"] == ["age"]
     assert risk["after"]["quasi_identifiers"] == ["sex", "region"]
+
+
+def test_the_min_k_guard_checks_the_q_the_plan_releases_with_explicit_pairs(
+    tmp_path: Path,
+) -> None:
+    # Explicit pairs and no refinement: no PIF is needed, but the Q released exact must
+    # still be min_k-anonymous (here one record is alone on its sex and region).
+    plan = _plan(tmp_path, refine=False)
+    frame = _table()
+    frame.loc[0, "region"] = "c"
+    frame.loc[0, "sex"] = "X"
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    plan["share"]["domain"] = {**DOMAIN, "sex": ["F", "M", "X"]}
+    from veil.errors import DisclosureRiskError
+
+    with pytest.raises(DisclosureRiskError, match="min_k|alone|2-anonymous"):
+        run(plan, tmp_path / "out", rng=1)
+    assert not (tmp_path / "out").exists()

@@ -172,8 +172,8 @@ def _pairs(spec: ShareSpec, data: pd.DataFrame, q: list[str], s: list[str]) -> A
     from veil.share import budget_pairs, derive_requirements
 
     fuzzy = spec.fuzzy
-    if fuzzy is None and not spec.refine:
-        return spec.pairs, [], q, s
+    # Always: the min_k guard checks the Q this release publishes (the refined one with
+    # refine, else the plan's), whether or not the pairs are derived from the records.
     requirements = derive_requirements(
         data,
         q,
@@ -182,6 +182,7 @@ def _pairs(spec: ShareSpec, data: pd.DataFrame, q: list[str], s: list[str]) -> A
         bins=_public_bins(spec),
         default_bins="exact",
         min_k=spec.min_k,
+        refine=spec.refine,
     )
     pif_thresh = requirements.pif_thresh
     leaks: list[str] = []
@@ -190,9 +191,6 @@ def _pairs(spec: ShareSpec, data: pd.DataFrame, q: list[str], s: list[str]) -> A
         s = [str(c) for c in requirements.refined_s]
         moved = [str(c) for c in requirements.moved]
         leaks.append(f"the Q refinement was decided on the raw records (moved to S: {moved})")
-    else:
-        # Q as the plan gives it: the need is the largest QSPIF over it.
-        pif_thresh = float(requirements.table["qspif"].max())
     if fuzzy is None:
         return spec.pairs, leaks, q, s
     if pif_thresh is None:
