@@ -250,6 +250,6 @@ def test_the_min_k_guard_checks_the_q_the_plan_releases_with_explicit_pairs(
     plan["share"]["domain"] = {**DOMAIN, "sex": ["F", "M", "X"]}
     from veil.errors import DisclosureRiskError
 
-    with pytest.raises(DisclosureRiskError, match="min_k|alone|2-anonymous"):
+    with pytest.raises(DisclosureRiskError, match=r"min_k|alone|2-anonymous"):
         run(plan, tmp_path / "out", rng=1)
     assert not (tmp_path / "out").exists()
