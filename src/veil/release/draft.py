@@ -176,7 +176,10 @@ def _hierarchy(series: pd.Series, role: ColumnRole) -> tuple[Any, str]:
     values = series.dropna()
     if role.numeric and len(values) and not pd.api.types.is_bool_dtype(series.dtype):
         spread = float(values.max() - values.min())
-        width = _nice(max(spread / 20, 1e-12))
+        numbers = values.to_numpy(dtype=np.float64)
+        # Whole numbers (years, counts) get whole-number bands: never [2003.5, 2004).
+        smallest = 1.0 if bool(np.all(numbers == np.round(numbers))) else 1e-12
+        width = _nice(max(spread / 20, smallest))
         widths = [width, width * 2, width * 4]
         words = ", ".join(f"{w:g}" for w in widths)
         return {"intervals": {"widths": widths}}, (
