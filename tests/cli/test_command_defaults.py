@@ -128,3 +128,26 @@ def test_a_share_budget_error_names_budget_synthetic(tmp_path: Path) -> None:
     with pytest.raises(BudgetError, match=r"budget\.synthetic\.epsilon") as info:
         run(plan, tmp_path / "out")
     assert "dp-synthetic." not in str(info.value)
+
+
+def test_report_of_a_one_table_command_needs_no_manifest(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    """The one-table commands write no manifest: veil report compares the two tables on
+    the roles given, says it knows no treatment, and claims no guarantee."""
+    out = tmp_path / "age.csv"
+    noised = veil(
+        "ldp", adult_csv, "--column", "age", "--mechanism", "laplace", "--epsilon", "1",
+        "--bounds", "16,100", "--keep-other", "--acknowledge", "fnlwgt", "--out", out,
+    )  # fmt: skip
+    assert noised.code == 0, noised.err
+    page = tmp_path / "custodian" / "report.html"
+    page.parent.mkdir()
+    result = veil("report", adult_csv, out, "--qi", "age,sex,race", "--out", page)
+    assert result.code == 0, result.err
+    assert "without --manifest" in result.err
+    html = page.read_text(encoding="utf-8")
+    verdict = html[html.index('<section id="verdict">') : html.index('<section id="attention">')]
+    assert "no manifest was given" in verdict.lower()
+    assert "Every released column is covered" not in verdict
+    assert "Nothing is randomized" not in verdict

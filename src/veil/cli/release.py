@@ -694,7 +694,12 @@ def report(
     released: Annotated[Path, typer.Argument(help="The released table.")],
     manifest: Annotated[
         Path | None,
-        typer.Option("--manifest", help="The release's manifest.json (required)."),
+        typer.Option(
+            "--manifest",
+            help="The release's manifest.json (veil release writes one); without it, as for "
+            "the one-table commands' outputs, give the roles with --qi, --sensitive, "
+            "--location.",
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="The report to write (.html; required).")
@@ -747,11 +752,6 @@ def report(
     """
     from veil.release.report import build_report, write_report
 
-    if manifest is None:
-        raise CliUsageError(
-            "--manifest: required: the manifest.json that veil release wrote beside the "
-            "released file (the report reads the plan and the ledger from it)"
-        )
     if out is None:
         raise CliUsageError("--out: required: the report to write, a file ending in .html")
     if out.suffix.lower() not in (".html", ".htm"):
@@ -760,15 +760,25 @@ def report(
         raise CliUsageError(f"--out: the folder {os.fspath(out.resolve().parent)!r} does not exist")
     # The report compares the release with the raw records: never beside a release.
     check_confidential_place(out, "--out")
-    with errors_about("--manifest"):
-        try:
-            recorded = json.loads(manifest.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise CliUsageError(f"{os.fspath(manifest)!r} is not valid JSON ({exc})") from None
-    if not isinstance(recorded, dict):
-        raise CliUsageError(f"--manifest: {os.fspath(manifest)!r} is not a JSON object")
-    _check_recorded_hash(released, _recorded_release_hash(recorded), "RELEASED", "--manifest")
-    facts: dict[str, Any] = dict(recorded)
+    facts: dict[str, Any] = {}
+    if manifest is None:
+        # The one-table commands write no manifest: the report compares the two tables
+        # on the roles given, and its verdict claims no treatment and no guarantee.
+        print_note(
+            "without --manifest, the report knows no treatment, cost or plan: it compares "
+            "ORIGINAL and RELEASED on --qi, --sensitive and --location, and claims no "
+            "guarantee"
+        )
+    else:
+        with errors_about("--manifest"):
+            try:
+                recorded = json.loads(manifest.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise CliUsageError(f"{os.fspath(manifest)!r} is not valid JSON ({exc})") from None
+        if not isinstance(recorded, dict):
+            raise CliUsageError(f"--manifest: {os.fspath(manifest)!r} is not a JSON object")
+        _check_recorded_hash(released, _recorded_release_hash(recorded), "RELEASED", "--manifest")
+        facts.update(recorded)
     if custodian is None:
         print_note(
             "without --custodian, ORIGINAL is not checked against the release's input, and "

@@ -119,6 +119,8 @@ def _protected(ctx: _Context) -> list[str]:
             continue
         guarantee = _text(ctx.steps[other].get("guarantee")) or ctx.method(other)
         items.append(html.escape(f"{other} ({ctx.method(other)}): {guarantee}."))
+    if not items and not ctx.manifest:
+        return ["No manifest was given: what was done to each column is not known here."]
     return items or ["The manifest records no treatment."]
 
 
@@ -152,6 +154,8 @@ def _cost(ctx: _Context) -> str:
     syntactic = totals.get("syntactic")
     if syntactic:
         parts.append(f"{_e(_text_list(syntactic))} (syntactic: no ε)")
+    if not parts and not totals:
+        return "Not known: no manifest was given, so no cost and no guarantee is claimed."
     if not parts:
         return "Nothing is randomized and no syntactic model is applied: no guarantee is claimed."
     return "; ".join(parts) + "."
@@ -308,6 +312,8 @@ def _not_protected(ctx: _Context) -> list[str]:
     leaks = ctx.manifest.get("leaks")
     if isinstance(leaks, (list, tuple)) and leaks:
         items.append("Leaks the plan accepts: " + "; ".join(_text(x) for x in leaks) + ".")
+    if not items and not ctx.manifest:
+        return ["Not known: no manifest was given, so no column is known to be covered."]
     return [html.escape(i) for i in items] or ["Every released column is covered by a treatment."]
 
 
