@@ -151,3 +151,33 @@ def test_report_of_a_one_table_command_needs_no_manifest(
     assert "no manifest was given" in verdict.lower()
     assert "Every released column is covered" not in verdict
     assert "Nothing is randomized" not in verdict
+
+
+def test_risk_records_are_written_for_the_custodian_only(
+    veil: Veil, adult_csv: Path, tmp_path: Path
+) -> None:
+    """Issue 20's sdcMicro anchor: each record's class size and prosecutor risk, riskiest
+    first, in a file only its owner reads; never beside a public manifest."""
+    from veil.risk import record_risk
+
+    target = tmp_path / "custodian" / "records.csv"
+    target.parent.mkdir()
+    result = veil("risk", adult_csv, "--qi", "age,sex,race", "--risk-records", target)
+    assert result.code == 0, result.err
+    assert (target.stat().st_mode & 0o777) == 0o600
+    rows = pd.read_csv(target)
+    frame = pd.read_csv(adult_csv)
+    expected = record_risk(frame, ["age", "sex", "race"])
+    assert len(rows) == len(frame)
+    assert rows["prosecutor_risk"].is_monotonic_decreasing
+    by_row = rows.set_index("row").sort_index()
+    assert by_row["prosecutor_risk"].tolist() == pytest.approx(expected.tolist())
+    assert (by_row["class_size"] * by_row["prosecutor_risk"]).round(9).eq(1.0).all()
+    public = tmp_path / "release"
+    public.mkdir()
+    (public / "manifest.json").write_text(
+        '{"confidentiality": "public"}', encoding="utf-8"
+    )  # a public manifest, as veil release writes one
+    beside = veil("risk", adult_csv, "--qi", "age", "--risk-records", public / "r.csv")
+    assert beside.code == 2 and "--risk-records" in beside.err
+    assert not (public / "r.csv").exists()

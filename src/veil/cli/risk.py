@@ -27,6 +27,7 @@ from veil.cli.errors import CheckFailedError, CliUsageError, reporting_errors
 from veil.cli.files import read_table, require_columns, split_list
 from veil.cli.one_table import Data, distinct
 from veil.cli.options import Encoding, Json, Sep
+from veil.gate import check_confidential_place
 
 __all__ = ["risk"]
 
@@ -221,11 +222,21 @@ def risk(
             help="Exit with code 1 when the highest prosecutor risk exceeds this value.",
         ),
     ] = None,
+    risk_records: Annotated[
+        Path | None,
+        typer.Option(
+            "--risk-records",
+            help="Write each record's class size and prosecutor risk on the "
+            "quasi-identifiers to this CSV, riskiest first (as sdcMicro's per-record risk): "
+            "the custodian's own data, written 0600 and refused beside a public manifest.",
+        ),
+    ] = None,
     sep: Sep = None,
     encoding: Encoding = None,
     as_json: Json = False,
 ) -> None:
-    """Re-identification risk of a table from its quasi-identifiers (nothing is written).
+    """Re-identification risk of a table from its quasi-identifiers (nothing is written
+    unless --risk-records names a file).
 
     Prosecutor, journalist and marketer risk, sample uniques and, with
     --sampling-fraction, the estimated share of population uniques (veil.risk.summary).
@@ -248,6 +259,10 @@ def risk(
         raise CliUsageError(
             f"--time-limit: must be a positive number of seconds, got {time_limit!r}"
         )
+    if risk_records is not None:
+        if risk_records.suffix.lower() != ".csv":
+            raise CliUsageError(f"--risk-records: must end in .csv, got {str(risk_records)!r}")
+        check_confidential_place(risk_records, "--risk-records")
     frame = read_table(data, sep=sep, encoding=encoding)
     if columns is not None:
         require_columns(frame, columns, "--qi", data.name)
@@ -262,6 +277,8 @@ def risk(
         result = summary(frame, columns, threshold=threshold, sampling_fraction=sampling_fraction)
         scanned = _risk_scan(frame, columns, suggestions, scan_size, time_limit) if scan else None
     print_warnings(caught)
+    if risk_records is not None:
+        _write_risk_records(frame, columns, risk_records)
     measures = result.to_dict()
     failed = fail_above is not None and result.prosecutor_highest > fail_above
     if as_json:
@@ -290,6 +307,21 @@ def risk(
             f"--fail-above: the highest prosecutor risk {result.prosecutor_highest:.6g} "
             f"exceeds {fail_above:g}"
         )
+
+
+def _write_risk_records(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
+    """Each record's row, quasi-identifier values, class size and prosecutor risk."""
+    from veil.atomic import write_text_atomic
+    from veil.risk import record_risk
+
+    risk = record_risk(frame, columns)
+    table = frame[columns].copy()
+    table.insert(0, "row", range(len(frame)))
+    table["class_size"] = (1.0 / risk).round().astype("int64").to_numpy()
+    table["prosecutor_risk"] = risk.to_numpy()
+    table = table.sort_values(["prosecutor_risk", "row"], ascending=[False, True], kind="stable")
+    write_text_atomic(path, table.to_csv(index=False), confidential=True)
+    print_note(f"wrote {path} (confidential: each record's risk; keep it with the custodian)")
 
 
 def _in_range(value: float, parameter: str, *, low_open: bool) -> None:
