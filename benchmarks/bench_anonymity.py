@@ -1,25 +1,43 @@
-"""Benchmark veil.anonymity.anonymize against ARX's figures and against anjana.
+"""Benchmark veil.anonymity.anonymize against ARX 3.9 (run in the same run) and anjana.
 
 Three parts, in one run:
 
-1. ARX's Adult benchmark (``--arx-data DIR``: ``adult.csv``, ``;``
-   separated, and its ``adult_hierarchy_<attr>.csv`` files): veil's optimum, loss,
-   suppressed records and time (best of ``--repeats``) for six configurations, next to
-   ARX's optimum, loss and time as quoted (issue 14's side-by-side figures where it
-   gives them). ARX itself is not run: it is Java, built from Maven Central, which this
-   machine cannot reach (only PyPI, npm and Debian are). ``--phases`` adds veil's CPU
-   time per phase (encoding, set-up, base table, evaluations, rest of the search,
-   release) from separate profiled runs.
+1. ARX's Adult benchmark (``--arx-data DIR``: ``adult.csv``, ``;`` separated, and its
+   ``adult_hierarchy_<attr>.csv`` files), six configurations. With ``--arx-peer DIR``
+   ARX itself runs beside veil: ``DIR/arx-peer`` is a program speaking the line protocol
+   below (a Java harness around ARX's ``ARXAnonymizer``, built outside this repository:
+   benchmarks/README.md says how). Per configuration the JVM is first warmed with
+   ``--arx-warmup`` runs of it, veil with 3, then ``--rounds`` rounds alternate one ARX
+   run and one veil run; the table gives min / median / max of each, the ratio of the
+   medians and the load average. veil's time is printed twice: the whole call (the
+   released DataFrame included) and its search alone, up to the start of the release:
+   the point where ARX's ``anonymize()`` ends (ARX builds its output on demand,
+   ``getOutput()``, timed apart by the harness). Without ``--arx-peer`` only veil runs.
+   ``--phases`` adds veil's CPU time per phase (encoding, set-up, base table,
+   evaluations, rest of the search, release) from separate profiled runs.
 2. anjana's Adult example (k = 10, six QIs, race as identifier, ``supp_level = 50``,
    its hierarchy CSVs): anjana 1.2.3 and veil on the same data, QIs, hierarchies and
    suppression limit, side by side (``--anjana-data DIR``: ``adult.csv`` and
-   ``hierarchies/``). anjana must be importable: run this script in a venv holding both
-   (``pip install -e '.[bench]' anjana==1.2.3``).
+   ``hierarchies/``; skipped without it). anjana must be importable: run this script in
+   a venv holding both (``pip install -e '.[bench]' anjana==1.2.3``).
 3. ``veil.risk.summary`` on raw (ARX) Adult with its eight QIs, for reference.
+
+The ARX peer's protocol (one line in, one line out; the first line it prints is
+``ready ROWS``)::
+
+    run QIS K SUPPRESSION MODEL       ->  ok SECONDS OUTPUT_SECONDS LEVELS LOSS SUPPRESSED
+    warm QIS K SUPPRESSION MODEL N    ->  ok SECONDS
+    quit
+
+``QIS`` comma-separated, ``MODEL`` one of ``none``, ``distinct:ATTR:L``,
+``tclose-equal:ATTR:T``; ``SECONDS`` is ``Data.create`` from rows in memory plus
+``ARXAnonymizer.anonymize`` (metric ``Metric.createLossMetric()``, the other columns
+insensitive, the model's attribute sensitive).
 
 Not a test (pytest does not collect it). Run::
 
-    python benchmarks/bench_anonymity.py --arx-data DIR --anjana-data DIR [--phases] [--json PATH]
+    python benchmarks/bench_anonymity.py --arx-data DIR [--arx-peer DIR] [--anjana-data DIR]
+        [--rounds N] [--arx-warmup N] [--phases] [--json PATH]
 
 benchmarks/README.md ("Data and environments") shows how to lay out both folders from
 the copies a clone holds.
@@ -30,7 +48,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import platform
+import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -68,33 +89,21 @@ QIS8 = [
 ]
 QIS9 = [*QIS8[:7], "occupation", "salary-class"]
 
-# (name, QIs, models, sensitive, suppression limit, ARX optimum, ARX loss, ARX time s).
-# ARX's times are quoted, ARX is not run here (see the module docstring): issue 14's
-# side-by-side figures (ARX 3.9 and veil on this machine) for the two configurations it
-# quotes, the earlier notes' ranges for the other four.
-ARX_CASES: list[tuple[str, list[str], list[Any], str | None, float, str, float, str]] = [
-    ("8 QI, k=5, 0%", QIS8, [KAnonymity(5)], None, 0.0, "0,4,1,2,3,2,0,0", 0.5422, "0.031"),
-    ("8 QI, k=5, 5%", QIS8, [KAnonymity(5)], None, 0.05, "0,3,0,0,2,1,1,0", 0.1701, "0.33-0.91"),
-    (
-        "8 QI, k=10, 5%",
-        QIS8,
-        [KAnonymity(10)],
-        None,
-        0.05,
-        "0,3,0,1,2,1,1,0",
-        0.2225,
-        "0.45-0.92",
-    ),
-    ("9 QI, k=5, 5%", QIS9, [KAnonymity(5)], None, 0.05, "0,3,0,0,2,1,1,2,0", 0.2419, "1.3-2.2"),
+# (name, QIs, veil's models, sensitive, suppression limit, the ARX peer's model, the
+# optimum ARX published for it).
+ARX_CASES: list[tuple[str, list[str], list[Any], str | None, float, str, str]] = [
+    ("8 QI, k=5, 0%", QIS8, [KAnonymity(5)], None, 0.0, "none", "0,4,1,2,3,2,0,0"),
+    ("8 QI, k=5, 5%", QIS8, [KAnonymity(5)], None, 0.05, "none", "0,3,0,0,2,1,1,0"),
+    ("8 QI, k=10, 5%", QIS8, [KAnonymity(10)], None, 0.05, "none", "0,3,0,1,2,1,1,0"),
+    ("9 QI, k=5, 5%", QIS9, [KAnonymity(5)], None, 0.05, "none", "0,3,0,0,2,1,1,2,0"),
     (
         "8 QI, k=5 + distinct 3-div(occ), 5%",
         QIS8,
         [KAnonymity(5), DistinctLDiversity("occupation", 3)],
         "occupation",
         0.05,
+        "distinct:occupation:3",
         "0,3,0,0,2,1,1,0",
-        0.1717,
-        "0.55-0.85",
     ),
     (
         "8 QI, k=5 + 0.2-close(occ, equal), 5%",
@@ -102,9 +111,8 @@ ARX_CASES: list[tuple[str, list[str], list[Any], str | None, float, str, float, 
         [KAnonymity(5), TCloseness("occupation", 0.2, distance="equal")],
         "occupation",
         0.05,
+        "tclose-equal:occupation:0.2",
         "1,4,1,1,3,1,2,1",
-        0.8150,
-        "1.32",
     ),
 ]
 
@@ -123,31 +131,15 @@ ANJANA_FILES = {
 }
 
 
-# Best CPU seconds of the last _best call: on a machine shared with other jobs the
-# process's CPU time varies less than its wall time.
-_LAST_CPU = [0.0]
-
-
 def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     """Best wall time in seconds over ``repeats`` calls, and the last result."""
     best = float("inf")
-    best_cpu = float("inf")
     out = None
     for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0 = time.perf_counter()
         out = fn()
         best = min(best, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    _LAST_CPU[0] = best_cpu
     return best, out
-
-
-def _ratio(arx_time: str, seconds: float) -> str:
-    """ARX's quoted time over veil's; a range gives a range."""
-    low, _, high = arx_time.partition("-")
-    if not high:
-        return f"{float(low) / seconds:.2f}x"
-    return f"{float(low) / seconds:.1f}-{float(high) / seconds:.1f}x"
 
 
 def _levels(result_levels: dict[str, int], qis: list[str]) -> str:
@@ -247,75 +239,188 @@ def _phases(run: Callable[[], Any], repeats: int) -> dict[str, float]:
     return phases
 
 
-def bench_arx(repeats: int, phases: bool) -> list[dict[str, Any]]:
+class ArxPeer:
+    """ARX's anonymizer in a JVM, driven over its line protocol (module docstring)."""
+
+    def __init__(self, peer_dir: Path, data_dir: Path) -> None:
+        self.process = subprocess.Popen(
+            [str(peer_dir / "arx-peer"), str(data_dir.resolve())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        ready = self._read()
+        if not ready.startswith("ready"):
+            raise RuntimeError(f"the ARX peer did not start: {ready!r}")
+
+    def _read(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if not line:
+            raise RuntimeError(f"the ARX peer exited ({self.process.poll()})")
+        return line
+
+    def ask(self, command: str) -> list[str]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        words = self._read().split()
+        if words[0] != "ok":
+            raise RuntimeError(f"the ARX peer answered {' '.join(words)!r} to {command!r}")
+        return words[1:]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.write("quit\n")
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def _spread(values: list[float]) -> str:
+    """min / median / max in milliseconds."""
+    ms = sorted(v * 1000 for v in values)
+    return f"{ms[0]:.1f} / {statistics.median(ms):.1f} / {ms[-1]:.1f}"
+
+
+def _load() -> str:
+    return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def _veil_run(run: Callable[[], Any]) -> tuple[float, float, Any]:
+    """One call: its whole wall time, the time to the start of the release, the result."""
+    marks: list[float] = []
+    release = transformation.Problem.release
+
+    def marked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        marks.append(time.perf_counter())
+        return release(self, *args, **kwargs)
+
+    with _swap(transformation.Problem, "release", marked):
+        t0 = time.perf_counter()
+        out = run()
+        t1 = time.perf_counter()
+    return t1 - t0, marks[0] - t0, out
+
+
+def bench_arx(
+    rounds: int, phases: bool, peer_dir: Path | None, warmup: int
+) -> list[dict[str, Any]]:
     df = pd.read_csv(ARX_DIR / "adult.csv", sep=";", dtype=str, keep_default_na=False)
     hier = {
         q: Hierarchy.from_csv(ARX_DIR / f"adult_hierarchy_{q}.csv", sep=";")
         for q in dict.fromkeys(QIS9)
     }
+    peer = ArxPeer(peer_dir, ARX_DIR) if peer_dir is not None else None
     out = []
     rows = []
-    for name, qis, models, sensitive, supp, arx_levels, arx_loss, arx_time in ARX_CASES:
-        h = {q: hier[q] for q in qis}
-        seconds, res = _best(
-            lambda h=h, models=models, supp=supp, sensitive=sensitive: anonymize(
-                df, h, models, max_suppression=supp, metric="loss", sensitive=sensitive
-            ),
-            repeats,
-        )
-        cpu = _LAST_CPU[0]
-        levels = _levels(res.levels, qis)
-        loss = float(res.metrics["loss"])
-        breakdown = (
-            _phases(
-                lambda h=h, models=models, supp=supp, sensitive=sensitive: anonymize(
+    try:
+        for name, qis, models, sensitive, supp, arx_model, published in ARX_CASES:
+            h = {q: hier[q] for q in qis}
+
+            def run(
+                h: dict[str, Hierarchy] = h,
+                models: list[Any] = models,
+                supp: float = supp,
+                sensitive: str | None = sensitive,
+            ) -> Any:
+                return anonymize(
                     df, h, models, max_suppression=supp, metric="loss", sensitive=sensitive
-                ),
-                repeats,
-            )
-            if phases
-            else None
-        )
-        ok = loss <= arx_loss + 5e-5  # ARX's loss is quoted to 4 decimals
-        out.append(
-            {
+                )
+
+            spec = f"{','.join(qis)} {models[0].k} {supp} {arx_model}"
+            load_before = _load()
+            warm_s = float(peer.ask(f"warm {spec} {warmup}")[0]) if peer else 0.0
+            for _ in range(3):
+                run()
+            whole: list[float] = []
+            search: list[float] = []
+            arx: list[float] = []
+            arx_output: list[float] = []
+            arx_answer: list[str] = []
+            for _ in range(rounds):
+                if peer is not None:
+                    arx_answer = peer.ask(f"run {spec}")
+                    arx.append(float(arx_answer[0]))
+                    arx_output.append(float(arx_answer[1]))
+                w, s, res = _veil_run(run)
+                whole.append(w)
+                search.append(s)
+            load_after = _load()
+            levels = _levels(res.levels, qis)
+            loss = float(res.metrics["loss"])
+            record: dict[str, Any] = {
                 "case": name,
                 "qis": qis,
                 "models": [repr(m) for m in models],
                 "max_suppression": supp,
+                "rounds": rounds,
+                "load_average_before": load_before,
+                "load_average_after": load_after,
                 "veil_levels": levels,
                 "veil_loss": loss,
                 "veil_suppressed": int(res.suppressed),
-                "veil_seconds": seconds,
-                "veil_cpu_seconds": cpu,
+                "veil_seconds": whole,
+                "veil_search_seconds": search,
                 "veil_nodes_evaluated": int(res.lattice["evaluated"].sum()),
                 "lattice_nodes": len(res.lattice),
-                "arx_levels": arx_levels,
-                "arx_loss": arx_loss,
-                "arx_seconds": arx_time,
-                "same_optimum": levels == arx_levels,
-                "veil_loss_le_arx": ok,
-                "veil_phases_cpu_s": breakdown,
+                "published_arx_levels": published,
+                "veil_phases_cpu_s": _phases(run, 3) if phases else None,
             }
+            if peer is not None:
+                arx_levels, arx_loss, arx_suppressed = arx_answer[2], arx_answer[3], arx_answer[4]
+                record |= {
+                    "arx_warmup_runs": warmup,
+                    "arx_warmup_seconds": warm_s,
+                    "arx_seconds": arx,
+                    "arx_output_seconds": arx_output,
+                    "arx_levels": arx_levels,
+                    "arx_loss": float(arx_loss),
+                    "arx_suppressed": int(arx_suppressed),
+                    "same_optimum": levels == arx_levels
+                    and abs(loss - float(arx_loss)) <= 1e-9
+                    and int(arx_suppressed) == int(res.suppressed),
+                    "ratio_search": statistics.median(arx) / statistics.median(search),
+                    "ratio_whole": (statistics.median(arx) + statistics.median(arx_output))
+                    / statistics.median(whole),
+                }
+            out.append(record)
+            rows.append(
+                [
+                    name,
+                    levels,
+                    f"{loss:.4f}",
+                    f"{res.suppressed} ({res.suppressed / len(df):.2%})",
+                    f"{record['veil_nodes_evaluated']}/{record['lattice_nodes']}",
+                    _spread(search),
+                    _spread(whole),
+                    *(
+                        [
+                            _spread(arx),
+                            _spread(arx_output),
+                            f"{record['ratio_search']:.2f}x",
+                            f"{record['ratio_whole']:.2f}x",
+                            "yes" if record["same_optimum"] else "NO",
+                        ]
+                        if peer is not None
+                        else []
+                    ),
+                    f"{load_before} -> {load_after}",
+                ]
+            )
+            print(f"   {name}: done (load {load_after})", flush=True)
+    finally:
+        if peer is not None:
+            peer.close()
+    print(
+        f"1. ARX Adult ({len(df):,} rows), {rounds} rounds"
+        + (
+            f", ARX and veil alternating, ARX warmed with {warmup} runs per configuration"
+            if peer
+            else ", veil only"
         )
-        rows.append(
-            [
-                name,
-                levels,
-                f"{loss:.4f}",
-                f"{res.suppressed} ({res.suppressed / len(df):.2%})",
-                f"{seconds:.3f}",
-                f"{cpu:.3f}",
-                f"{int(res.lattice['evaluated'].sum())}/{len(res.lattice)}",
-                arx_levels,
-                f"{arx_loss:.4f}",
-                arx_time,
-                _ratio(arx_time, seconds),
-                "yes" if ok else "NO",
-                "yes" if levels == arx_levels else "no",
-            ]
-        )
-    print(f"1. ARX Adult ({len(df):,} rows), veil best of {repeats} vs ARX (issue table)")
+        + "; ms as min / median / max"
+    )
     print(
         _table(
             [
@@ -323,22 +428,32 @@ def bench_arx(repeats: int, phases: bool) -> list[dict[str, Any]]:
                 "veil levels",
                 "veil loss",
                 "veil suppressed",
-                "veil s",
-                "veil cpu s",
                 "evaluated",
-                "ARX optimum",
-                "ARX loss",
-                "ARX s",
-                "ARX/veil",
-                "loss<=ARX",
-                "same node",
+                "veil search ms",
+                "veil whole ms",
+                *(
+                    [
+                        "ARX anonymize() ms",
+                        "ARX output ms",
+                        "ARX/veil search",
+                        "ARX+output/veil whole",
+                        "same optimum",
+                    ]
+                    if peer is not None
+                    else []
+                ),
+                "load average (1, 5, 15 min)",
             ],
             rows,
         )
     )
+    print(
+        "   veil search: to the start of the release (where ARX's anonymize() ends); "
+        "ARX output: getOutput() and every cell read"
+    )
     if phases:
         names = [k for k in out[0]["veil_phases_cpu_s"] if k != "total"]
-        print("\n   veil's CPU ms per phase (one profiled run, best of the repeats):")
+        print("\n   veil's CPU ms per phase (one profiled run, best of 3):")
         print(
             _table(
                 ["configuration", *names, "total", "total without the release"],
@@ -353,12 +468,6 @@ def bench_arx(repeats: int, phases: bool) -> list[dict[str, Any]]:
                     for ph in [o["veil_phases_cpu_s"]]
                 ],
             )
-        )
-        # ARX's anonymize() ends at the optimum: ARXResult.getOutput() applies the
-        # transformation later, on demand, and its handle decodes strings as they are read.
-        print(
-            "   (ARX's anonymize() builds no output table: ARXResult.getOutput() applies "
-            "the optimum later; the last column is veil's time to the same point)"
         )
     return out
 
@@ -504,7 +613,15 @@ def bench_risk(repeats: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs of veil (best kept)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="alternating ARX / veil rounds (at least 3)"
+    )
+    parser.add_argument(
+        "--arx-warmup", type=int, default=200, help="ARX runs per configuration before its rounds"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed runs of veil in parts 2 and 3 (best kept)"
+    )
     parser.add_argument(
         "--anjana-repeats", type=int, default=3, help="timed runs of anjana (best kept)"
     )
@@ -522,31 +639,49 @@ def main() -> None:
         help="ARX's Adult: adult.csv (; separated) and adult_hierarchy_<attr>.csv",
     )
     parser.add_argument(
+        "--arx-peer",
+        type=Path,
+        metavar="DIR",
+        help="the ARX harness: DIR/arx-peer speaks the protocol of the module docstring",
+    )
+    parser.add_argument(
         "--anjana-data",
         type=Path,
-        required=True,
         metavar="DIR",
-        help="anjana's Adult example: adult.csv and hierarchies/<attr>.csv",
+        help="anjana's Adult example: adult.csv and hierarchies/<attr>.csv (part 2)",
+    )
+    parser.add_argument(
+        "--parts", default="1,2,3", help="comma-separated parts to run (default 1,2,3)"
     )
     args = parser.parse_args()
+    if args.rounds < 3:
+        parser.error("--rounds must be at least 3")
     global ARX_DIR, ANJANA_DIR
-    ARX_DIR, ANJANA_DIR = args.arx_data, args.anjana_data
+    ARX_DIR = args.arx_data
+    parts = {int(p) for p in args.parts.split(",")}
 
     print(
         f"veil {veil.__version__}, Python {platform.python_version()}, pandas "
-        f"{pd.__version__}, NumPy {np.__version__}; ARX is not run (quoted figures)\n"
+        f"{pd.__version__}, NumPy {np.__version__}, {os.cpu_count()} CPUs, load average "
+        f"{_load()}" + (f"; ARX peer {args.arx_peer}" if args.arx_peer else "; no ARX peer") + "\n"
     )
-    results = {
+    results: dict[str, Any] = {
         "versions": {
             "python": platform.python_version(),
             "veil": veil.__version__,
             "pandas": pd.__version__,
             "numpy": np.__version__,
         },
-        "arx": bench_arx(args.repeats, args.phases),
-        "anjana_example": bench_anjana(args.repeats, args.anjana_repeats),
-        "risk_summary": bench_risk(args.repeats),
     }
+    if 1 in parts:
+        results["arx"] = bench_arx(args.rounds, args.phases, args.arx_peer, args.arx_warmup)
+    if 2 in parts and args.anjana_data is not None:
+        ANJANA_DIR = args.anjana_data
+        results["anjana_example"] = bench_anjana(args.repeats, args.anjana_repeats)
+    if 3 in parts:
+        results["risk_summary"] = bench_risk(args.repeats)
+    results["load_average_end"] = _load()
+    print(f"\nload average at the end: {_load()}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
         print(f"\nwrote {args.json}")
