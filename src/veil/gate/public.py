@@ -127,7 +127,7 @@ PUBLIC_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     "MetricBudget": ("epsilon",),
     "SyntheticBudget": ("epsilon", "delta"),
     "TargetSpec": ("metric", "value", "sample_size", "runs", "features"),
-    "EvaluationSpec": ("target", "metrics"),
+    "EvaluationSpec": ("target", "metrics", "attacks", "attack_sample", "attack_fraction"),
     "OutputSpec": ("format", "file", "report", "keep_order", "raw_csv", "publish_counts"),
     "EngineSpec": ("name",),
     "InputSpec": ("dataset", "format"),
@@ -147,6 +147,7 @@ PRIVATE_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     "TargetSpec": ("sample",),
     "OutputSpec": ("custodian_dir",),
     "EngineSpec": ("scheduler",),
+    "EvaluationSpec": ("attack_seed",),
     "InputSpec": (
         "path",
         "sep",

@@ -16,7 +16,8 @@ A release writes two records, and they must never travel together:
   (paths in full, database URLs without their credentials), the plan file's path and
   hash, the seed of a seeded run, risk before and after, what a ``target`` allocation
   measured, information-loss metrics, the records suppressed and dropped, the evidence
-  behind each acknowledged carrier, timings, where each step ran, the warnings in full
+  behind each acknowledged carrier, the attacks run on a shadow release and what they
+  achieved, timings, where each step ran, the warnings in full
   and the hash of the custodian report.
 
 Neither holds key material: keyed treatments are identified by their key id only, and
@@ -215,6 +216,7 @@ class RunFacts:
     release: dict[str, Any] = field(default_factory=dict)
     leaks: list[str] = field(default_factory=list)
     carriers: Sequence[Carrier] = ()
+    attacks: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -436,6 +438,7 @@ def build_records(facts: RunFacts, caught: Sequence[warnings.WarningMessage]) ->
         "risk": None if facts.risk is None else dict(facts.risk),
         "masking": [dict(m) for m in facts.masking],
         "carriers": [c.describe() for c in facts.carriers],
+        "attacks": None if facts.attacks is None else dict(facts.attacks),
         "warnings": warning_records(caught),
         "timings_s": {k: round(v, 6) for k, v in facts.timings.items()},
         "execution": dict(facts.execution),

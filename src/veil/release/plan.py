@@ -316,8 +316,22 @@ class Budget(_Model):
     allow_data_dependent_allocation: bool = False
 
 
+AttackName = Literal[
+    "singling_out", "linkability", "inference", "location", "membership", "intersection"
+]
+
+
 class EvaluationSpec(_Model):
-    """What the report measures: ``target`` is the label for ML utility."""
+    """What the report measures: ``target`` is the label for ML utility.
+
+    ``attacks`` names the attacks run on the release before it is published
+    (:mod:`veil.attacks`): the plan is run again, in memory, on a random part of the
+    records (``attack_fraction``, at most ``attack_sample`` records), and that shadow
+    release is attacked with the rest of the records as the held-out control; it is never
+    written. ``attack_seed`` makes the split and the attacks reproducible (default: the
+    secure generator). The results are measured on the raw records: they go to the
+    custodian record and the report, never to the public manifest.
+    """
 
     target: str | None = None
     metrics: list[
@@ -330,6 +344,10 @@ class EvaluationSpec(_Model):
         "ml_utility",
         "maps",
     ]
+    attacks: list[AttackName] = []  # noqa: RUF012 (pydantic copies field defaults)
+    attack_sample: Annotated[int, Field(ge=100)] = 10_000
+    attack_fraction: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    attack_seed: int | None = None
 
 
 class OutputSpec(_Model):

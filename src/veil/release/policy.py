@@ -14,16 +14,25 @@ order: the manifest's ``leaks``) are allowed at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, get_args
 
 from veil.release.errors import PlanError
 from veil.release.ledger import ReleaseLedger
-from veil.release.plan import CloakMask, KAnonymitySpec, Plan
+from veil.release.plan import AttackName, CloakMask, KAnonymitySpec, Plan
 
-__all__ = ["Policy", "PolicyError", "check_policy", "plan_leaks", "plan_methods"]
+__all__ = [
+    "Policy",
+    "PolicyError",
+    "check_attack_limits",
+    "check_policy",
+    "plan_leaks",
+    "plan_methods",
+]
 
 _TOLERANCE = 1e-9
+_ATTACKS: tuple[str, ...] = get_args(AttackName)
 
 
 class PolicyError(PlanError):
@@ -49,6 +58,11 @@ class Policy:
         The treatments, masks and ``"anonymization"`` a plan may use (None: any).
     allow_leaks : bool, default False
         Allow choices made from the data (the manifest's ``leaks``).
+    max_attack_success : mapping of str to float, optional
+        The largest success rate allowed per attack of :mod:`veil.attacks`
+        (``{"location": 0.05}``): the named attacks run on every release, whatever its
+        plan asks, and a release above a limit is not written
+        (:func:`check_attack_limits`).
     """
 
     max_ldp_epsilon: float | None = None
@@ -60,6 +74,7 @@ class Policy:
     min_k: int | None = None
     allowed_methods: frozenset[str] | None = None
     allow_leaks: bool = False
+    max_attack_success: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -77,6 +92,16 @@ class Policy:
             raise PolicyError(f"policy.min_k: must be an integer >= 1, got {self.min_k!r}")
         if self.allowed_methods is not None:
             object.__setattr__(self, "allowed_methods", frozenset(self.allowed_methods))
+        for attack, limit in (self.max_attack_success or {}).items():
+            if attack not in _ATTACKS:
+                raise PolicyError(
+                    f"policy.max_attack_success: unknown attack {attack!r}; allowed: "
+                    + ", ".join(_ATTACKS)
+                )
+            if isinstance(limit, bool) or not (0.0 <= float(limit) <= 1.0):
+                raise PolicyError(
+                    f"policy.max_attack_success.{attack}: must be a rate in [0, 1], got {limit!r}"
+                )
 
 
 def plan_methods(plan: Plan) -> set[str]:
@@ -170,4 +195,35 @@ def check_policy(
     if problems:
         raise PolicyError(
             "plan refused by the policy (nothing was read):\n  " + "\n  ".join(problems)
+        )
+
+
+def check_attack_limits(policy: Policy | None, battery: Mapping[str, Any]) -> None:
+    """Refuse a release whose attacks succeed more often than the policy allows.
+
+    Parameters
+    ----------
+    policy : Policy or None
+        Its ``max_attack_success`` (nothing is checked without one).
+    battery : mapping
+        :meth:`veil.attacks.BatteryResult.to_dict` of the run's attack phase.
+
+    Raises
+    ------
+    PolicyError
+        A result's success rate is above its attack's limit (the message names each:
+        attack, variant, rate and limit); the run then writes nothing.
+    """
+    limits = {} if policy is None else dict(policy.max_attack_success or {})
+    over = [
+        f"{r['attack']} ({r['variant']}): success rate {float(r['success_rate']):.3f} above "
+        f"{float(limits[r['attack']]):g}"
+        for r in battery.get("results", [])
+        if r["attack"] in limits and float(r["success_rate"]) > float(limits[r["attack"]])
+    ]
+    if over:
+        raise PolicyError(
+            "policy.max_attack_success: the release's attacks beat the operator's limits: "
+            + "; ".join(over)
+            + "; nothing was written"
         )

@@ -35,7 +35,16 @@ __all__ = [
 ]
 
 Phase = Literal[
-    "validate", "allocate", "ledger", "read", "protect", "write", "check", "evaluate", "manifest"
+    "validate",
+    "allocate",
+    "ledger",
+    "read",
+    "protect",
+    "write",
+    "check",
+    "attack",
+    "evaluate",
+    "manifest",
 ]
 PHASES: tuple[Phase, ...] = (
     "validate",
@@ -45,6 +54,7 @@ PHASES: tuple[Phase, ...] = (
     "protect",
     "write",
     "check",
+    "attack",
     "evaluate",
     "manifest",
 )
@@ -52,7 +62,8 @@ PHASES: tuple[Phase, ...] = (
 
 ``write`` fills the staged release file (on Dask the row steps run in this pass);
 nothing is visible before the ``manifest`` phase commits the staged files, so the
-``check`` of the recorded costs still comes before anything is released.
+``check`` of the recorded costs still comes before anything is released; ``attack`` runs
+the plan's attacks on a shadow release (only when the plan or the policy asks for them).
 """
 
 

@@ -28,13 +28,21 @@ import pandas as pd
 
 from veil.frames import MASKING_ATTR, PRIVACY_ATTR
 from veil.release.engine import Engine, Gathered, InputData, PandasEngine
+from veil.release.errors import PlanError
 from veil.release.plan import Plan
 from veil.release.progress import Reporter, reporting
 from veil.release.steps import ANONYMIZATION, LOCATIONS, SHARE, column_step
 from veil.release.steps.base import Finished, Step
 from veil.release.steps.share import STEP_FACTS
 
-__all__ = ["Protected", "StepPlan", "plan_steps", "protect"]
+__all__ = [
+    "Protected",
+    "StepPlan",
+    "check_columns",
+    "plan_steps",
+    "plan_steps_dropping",
+    "protect",
+]
 
 
 @dataclass(frozen=True)
@@ -201,3 +209,27 @@ def protect(
         [finished[s.label] for s in steps.counted if s.counted and s.counted.after_drop],
     )
     return protected
+
+
+def check_columns(plan: Plan, columns: tuple[str, ...]) -> list[str]:
+    """Plan columns must be in the input; returns the unlisted input columns to drop."""
+    listed = [*plan.columns, *(c for loc in plan.locations for c in (loc.lat, loc.lon))]
+    absent = [c for c in listed if c not in columns]
+    if absent:
+        raise PlanError(
+            "columns: "
+            + ", ".join(repr(c) for c in absent)
+            + f" not in the input (its columns: {list(columns)})"
+        )
+    unlisted = [c for c in columns if c not in set(listed)]
+    if unlisted and plan.unlisted == "error":
+        raise PlanError(
+            f"columns: the input has columns the plan does not list: {unlisted}; give each a "
+            "role and a treatment, or set unlisted: drop"
+        )
+    return unlisted
+
+
+def plan_steps_dropping(steps: StepPlan, unlisted: list[str]) -> StepPlan:
+    """``steps`` with the unlisted input columns dropped as well."""
+    return StepPlan(steps.rows, steps.tables, steps.counted, (*steps.dropped, *unlisted))

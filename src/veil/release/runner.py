@@ -52,6 +52,7 @@ import pandas as pd
 from veil.errors import PrivacyLeakWarning
 from veil.gate import OutputSet, acknowledged_unknown, check_carriers
 from veil.release.allocate import allocate, needs_sample, plan_privatizer, target_allocate
+from veil.release.attack import attack_release
 from veil.release.engine import Engine, InputData, PandasEngine, get_engine, input_spec
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.evaluate import Evaluation, attacker_keys, build_report
@@ -59,9 +60,16 @@ from veil.release.ledger import ReleaseLedger, check_budget, cross_check, plan_l
 from veil.release.manifest import Records, RunFacts, build_records, declared, warning_records
 from veil.release.outputs import check_outputs_apart_from_inputs, custodian_folder
 from veil.release.plan import Plan, load_plan
-from veil.release.policy import Policy, check_policy, plan_leaks
+from veil.release.policy import Policy, check_attack_limits, check_policy, plan_leaks
 from veil.release.progress import CancelToken, ProgressCallback, Reporter
-from veil.release.protect import Protected, StepPlan, plan_steps, protect
+from veil.release.protect import (
+    Protected,
+    StepPlan,
+    check_columns,
+    plan_steps,
+    plan_steps_dropping,
+    protect,
+)
 from veil.release.result import RunResult
 from veil.release.writer import ReleaseWriter, layout_facts, sha256_file
 from veil.rng import RngLike, resolve_rng, spawn
@@ -80,6 +88,7 @@ class _Job:
     allocation_rng: np.random.Generator
     steps_rng: np.random.Generator
     order_rng: np.random.Generator
+    attack_rng: np.random.Generator
     records: pd.DataFrame | None = None
     facts: RunFacts | None = None
     data: InputData | None = None
@@ -121,8 +130,8 @@ def _validate(
         if engine is None
         else get_engine(engine)
     )
-    allocation_rng, steps_rng, order_rng = spawn(resolve_rng(rng, stacklevel=4), 3)
-    return _Job(loaded, chosen, reporter, session, allocation_rng, steps_rng, order_rng)
+    allocation_rng, steps_rng, order_rng, attack_rng = spawn(resolve_rng(rng, stacklevel=4), 4)
+    return _Job(loaded, chosen, reporter, session, allocation_rng, steps_rng, order_rng, attack_rng)
 
 
 def _allocate(job: _Job) -> tuple[Plan, dict[str, Any] | None]:
@@ -188,25 +197,6 @@ def _randomness(rng: RngLike) -> dict[str, Any]:
 # ------------------------------------------------------------------- 4-6: the data
 
 
-def _check_columns(plan: Plan, columns: tuple[str, ...]) -> list[str]:
-    """Plan columns must be in the input; returns the unlisted input columns to drop."""
-    listed = [*plan.columns, *(c for loc in plan.locations for c in (loc.lat, loc.lon))]
-    absent = [c for c in listed if c not in columns]
-    if absent:
-        raise PlanError(
-            "columns: "
-            + ", ".join(repr(c) for c in absent)
-            + f" not in the input (its columns: {list(columns)})"
-        )
-    unlisted = [c for c in columns if c not in set(listed)]
-    if unlisted and plan.unlisted == "error":
-        raise PlanError(
-            f"columns: the input has columns the plan does not list: {unlisted}; give each a "
-            "role and a treatment, or set unlisted: drop"
-        )
-    return unlisted
-
-
 def _read(job: _Job) -> tuple[InputData, StepPlan]:
     """The steps (keys loaded, hierarchies read), then the input, opened."""
     facts = job.record
@@ -222,7 +212,7 @@ def _read(job: _Job) -> tuple[InputData, StepPlan]:
         facts.execution["steps"]["allocation (target)"] = job.engine.where("input")
     job.timed("read", start)
     data = job.data
-    unlisted = _check_columns(plan, data.columns)
+    unlisted = check_columns(plan, data.columns)
     facts.dropped_unlisted = unlisted
     _check_carriers(job, data)
     facts.input_info = {
@@ -254,11 +244,6 @@ def _check_carriers(job: _Job, data: InputData) -> None:
     sample = job.engine.sample(data, _CARRIER_SAMPLE)
     job.record.carriers = check_carriers(sample, what, field_name="acknowledge")
     job.timed("carrier check", start)
-
-
-def plan_steps_dropping(steps: StepPlan, unlisted: list[str]) -> StepPlan:
-    """``steps`` with the unlisted input columns dropped as well."""
-    return StepPlan(steps.rows, steps.tables, steps.counted, (*steps.dropped, *unlisted))
 
 
 def _risk_columns(plan: Plan, dropped: tuple[str, ...], columns: tuple[str, ...]) -> list[str]:
@@ -332,6 +317,29 @@ def _check(job: _Job, ledger: ReleaseLedger, written: _Written) -> None:
 
 
 # ----------------------------------------------------------------- 8-9: the records
+
+
+def _attack(job: _Job, data: InputData, policy: Policy | None) -> None:
+    """The plan's attacks (and the policy's) on a shadow release; refused over the limits.
+
+    The shadow release is made in memory from a random part of the records (at most the
+    plan's ``attack_sample`` of them, drawn from an evenly spread sample on Dask); the
+    results go to the custodian record. Nothing is written when an attack beats the
+    operator's limit.
+    """
+    plan = job.record.plan
+    required = sorted((policy.max_attack_success or {}) if policy is not None else {})
+    if not plan.evaluation.attacks and not required:
+        return
+    job.reporter.phase("attack")
+    start = time.perf_counter()
+    wanted = sorted({*plan.evaluation.attacks, *required})
+    rows = int(plan.evaluation.attack_sample / plan.evaluation.attack_fraction) + 1
+    raw = job.engine.sample(data, rows)
+    battery = attack_release(plan, raw, attacks=wanted, rng=job.attack_rng).to_dict()
+    job.record.attacks = battery
+    job.timed("attacks", start)
+    check_attack_limits(policy, battery)
 
 
 def _evaluate(
@@ -536,6 +544,7 @@ def run(
         )
         written = _write(job, protected, outputs, evaluation)
         _check(job, ledger, written)
+        _attack(job, data, policy)
         report_html = _evaluate(job, protected, written, streams[-1], caught)
         written_records = _manifest(job, outputs, written, report_html, caught)
     return RunResult(

@@ -43,6 +43,7 @@ __all__ = [
     "LocationSpec",
     "Mask",
     "PlanarLaplaceMask",
+    "location_projection",
 ]
 
 MASKS = ("planar_laplace", "grid", "jitter", "donut", "cloak")
@@ -205,7 +206,7 @@ _GUARANTEES = {
 }
 
 
-def _projection(loc: LocationSpec) -> Any:
+def location_projection(loc: LocationSpec) -> Any:
     """The location's public projection, or ``"data"`` (the warned opt-in)."""
     if loc.centre is not None:
         # A public centre: the NumPy stereographic unless the plan names another.
@@ -223,7 +224,7 @@ def _projection(loc: LocationSpec) -> Any:
 def _mask(loc: LocationSpec, mask: Any) -> Any:
     """``fn(frame, generator)``: the :mod:`veil.geo` call of the mask."""
     common: dict[str, Any] = {
-        "projection": _projection(loc),
+        "projection": location_projection(loc),
         "outside": loc.outside,
         "max_outside": loc.max_outside,
         "missing": loc.missing,

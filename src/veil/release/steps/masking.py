@@ -21,6 +21,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from veil import masking
 from veil.errors import DataTypeError, MissingValueError, ParameterError
 from veil.frames import record_masking
+from veil.gate import vault_kind
 from veil.masking import SecretKey
 from veil.masking.keys import check_key_path
 from veil.release.schema import Missing, SpecModel, resolve_path
@@ -208,10 +209,15 @@ class MaskingKind:
     reads_text = True
 
     def planned(self, name: str, spec: MaskingTreatment) -> LedgerStep:
-        """No privacy cost; the guarantee says what the masked values still reveal."""
-        return LedgerStep(
-            name, spec.method, public_parameters(spec), None, _GUARANTEES[spec.method]
-        )
+        """No privacy cost; the guarantee says what the masked values still reveal.
+
+        A vault is shown by its kind only (:func:`veil.gate.vault_kind`): its URL may
+        hold credentials and its path is the custodian's.
+        """
+        parameters = public_parameters(spec)
+        if isinstance(spec, TokenTreatment):
+            parameters["vault"] = vault_kind(spec.vault)
+        return LedgerStep(name, spec.method, parameters, None, _GUARANTEES[spec.method])
 
     def build(self, name: str, spec: MaskingTreatment) -> Step:
         """A row step (its key loaded now)."""
