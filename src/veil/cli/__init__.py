@@ -16,7 +16,20 @@ from typing import Annotated
 import typer
 
 from veil import __version__
-from veil.cli import anonymize, geo, init, keys, ldp, mask, pif, release, risk, server, share
+from veil.cli import (
+    anonymize,
+    attack,
+    geo,
+    init,
+    keys,
+    ldp,
+    mask,
+    pif,
+    release,
+    risk,
+    server,
+    share,
+)
 from veil.cli.errors import ExitCode
 
 __all__ = ["app", "main"]
@@ -70,6 +83,7 @@ app.command("init")(init.init)
 app.command("release")(release.release)
 app.command("sweep")(release.sweep)
 app.command("report")(release.report)
+app.command("attack")(attack.attack)
 app.command("demo")(release.demo)
 app.add_typer(keys.app, name="key")
 app.command("serve")(server.serve)

@@ -31,7 +31,7 @@ from veil.release.progress import Reporter
 from veil.release.protect import check_columns, plan_steps, plan_steps_dropping, protect
 from veil.release.steps.location import location_projection
 
-__all__ = ["attack_release", "attack_spec", "release_records"]
+__all__ = ["attack_published", "attack_release", "attack_spec", "release_records"]
 
 
 class _Held:
@@ -203,4 +203,50 @@ def attack_release(
         sample=evaluation.attack_sample,
         fraction=evaluation.attack_fraction,
         rng=split,
+    )
+
+
+def attack_published(
+    plan: Plan,
+    raw: pd.DataFrame,
+    released: pd.DataFrame,
+    *,
+    levels: Mapping[str, int] | None = None,
+    other: pd.DataFrame | None = None,
+    attacks: list[str] | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> BatteryResult:
+    """Attack a published release of ``raw`` as it is (no held-out control).
+
+    The release was made from every record, so no record is held out: the attacks that
+    need a control or which record each released row came from (location, membership)
+    are skipped, with the reason; the shadow release of :func:`attack_release` measures
+    them instead.
+
+    Parameters
+    ----------
+    plan : Plan
+        The plan the release was made with.
+    raw, released : pandas.DataFrame
+        The records and the release (not modified).
+    levels : mapping of str to int, optional
+        The anonymization's levels (the public manifest's ``anonymization.levels``), so
+        that an attacker's knowledge is generalized as the release is.
+    other : pandas.DataFrame, optional
+        Another release of the same records, for the intersection attack.
+    attacks : list of str, optional
+        Default: the plan's ``evaluation.attacks``, every applicable one when empty.
+    rng : numpy.random.Generator, int or None
+    """
+    from veil.rng import resolve_rng
+
+    release = Release(released, recode=_recoders(plan, dict(levels or {}), raw), cells=_cells(plan))
+    wanted = attacks if attacks is not None else list(plan.evaluation.attacks)
+    return run_battery(
+        raw,
+        release,
+        attack_spec(plan),
+        attacks=wanted or None,
+        other=other,
+        rng=resolve_rng(rng if rng is not None else plan.evaluation.attack_seed, stacklevel=3),
     )
