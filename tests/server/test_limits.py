@@ -56,7 +56,8 @@ def test_too_many_columns_or_too_long_a_cell_is_refused_and_leaves_nothing(
 def test_a_profile_past_its_time_limit_stops_and_says_why(tmp_path: Path) -> None:
     site = _site(tmp_path, None, profile_seconds=1)
     carol = site.login("carol")
-    response = upload(carol, _wide(1000, rows=300))
+    # Wide and long enough that reading it takes longer than the limit.
+    response = upload(carol, _wide(1000, rows=4000))
     assert response.status_code == 201
     started = time.monotonic()
     assert site.work() == ["failed"]
@@ -65,6 +66,23 @@ def test_a_profile_past_its_time_limit_stops_and_says_why(tmp_path: Path) -> Non
     assert "time limit of 1 s" in job["error"]
     dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
     assert dataset["profile_status"] == "failed" and dataset["custody"] == "encrypted"
+    assert "The profile stopped" in carol.get(f"/datasets/{response.json()['id']}").text
+
+
+def test_a_table_too_wide_for_the_risk_scan_keeps_its_profile_and_says_why(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path, None)
+    carol = site.login("carol")
+    response = upload(carol, _wide(1000, rows=20))
+    assert site.work() == ["done"]
+    dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    assert dataset["profile_status"] == "done" and dataset["custody"] == "encrypted"
+    assert dataset["profile"]["rows"] == 20
+    assert dataset["risk"]["error"].startswith("risk summary: not made")
+    page = carol.get(f"/datasets/{response.json()['id']}")
+    assert page.status_code == 200 and 'id="risk-error"' in page.text
+    assert carol.get(f"/datasets/{response.json()['id']}/plans/new").status_code == 200
 
 
 def test_a_profile_whose_worker_does_not_stop_is_failed_by_the_supervisors_check(

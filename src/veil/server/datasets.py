@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session as DbSession
 
 from veil.errors import VeilError
 from veil.release.engine import _csv_options
-from veil.release.intake import profile_csv, read_header, risk_guidance
+from veil.release.intake import Profile, profile_csv, read_header, risk_guidance
 from veil.release.plan import InputSpec
 from veil.server.accounts import Identity, event, now
 from veil.server.clock import aware
@@ -232,21 +232,13 @@ def profile_dataset(
 
     try:
         profile = profile_csv(_opener(_file(config, uid), key, uid), rng=None, progress=tick)
-        guidance = risk_guidance(profile, time_limit=left())
+        risk = _risk(profile, left())
         left()
     except _TimeUp as exc:
-        with db.session() as session:
-            dataset = session.get(Dataset, dataset_id)
-            if held(session, job_id, worker) is not None and dataset is not None:
-                dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
+        _failed(db, job_id, worker, dataset_id, str(exc), None)
         raise InputError(str(exc), field="profile") from None
     except VeilError as exc:
-        with db.session() as session:
-            dataset = session.get(Dataset, dataset_id)
-            if held(session, job_id, worker) is not None and dataset is not None:
-                reason = f"refused by its profile: {exc}"[:200]
-                delete_raw(session, config, None, dataset, reason)
-                dataset.profile_status, dataset.risk = "failed", {"error": str(exc)}
+        _failed(db, job_id, worker, dataset_id, str(exc), config)
         raise InputError(str(exc), field="file") from None
     with db.session() as session:
         dataset = session.get(Dataset, dataset_id)
@@ -254,7 +246,7 @@ def profile_dataset(
             return
         original = dataset.profile.get("original_name", "")
         dataset.profile = {**profile.to_dict(), "original_name": original}
-        dataset.risk = guidance.to_dict()
+        dataset.risk = risk
         dataset.profile_status = "done"
         event(
             session,
@@ -271,6 +263,39 @@ def profile_dataset(
 
 class _TimeUp(VeilError):
     """A profile ran past its time limit."""
+
+
+def _risk(profile: Profile, seconds: float) -> dict[str, Any]:
+    """The risk summary of ``profile``, or why it could not be made (the profile stands).
+
+    A table the risk scan refuses (too many columns to combine, say) is no defect of
+    the file: its profile is kept and the summary says why it is missing.
+    """
+    try:
+        return risk_guidance(profile, time_limit=seconds).to_dict()
+    except _TimeUp:
+        raise
+    except VeilError as exc:
+        return {"error": f"risk summary: not made ({exc})"}
+
+
+def _failed(
+    db: Database,
+    job_id: int,
+    worker: str | None,
+    dataset_id: int,
+    message: str,
+    config: ServerConfig | None,
+) -> None:
+    """Mark a dataset whose profile failed; with ``config``, the file was refused: its raw
+    data is deleted, with the reason."""
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if held(session, job_id, worker) is None or dataset is None:
+            return
+        if config is not None:
+            delete_raw(session, config, None, dataset, f"refused by its profile: {message}"[:200])
+        dataset.profile_status, dataset.risk = "failed", {"error": message}
 
 
 def time_limit_message(config: ServerConfig) -> str:

@@ -10,8 +10,9 @@ k-anonymity (``k``) and distinct l-diversity of one sensitive column (``l``,
 ``l_attribute``), with at most ``max_suppression`` of the records suppressed.
 
 Each column starts from the risk summary's suggestion (:func:`form_defaults`): an
-identifier is dropped, a quasi-identifier generalized (k = 5), anything else kept;
-nothing is derived from the records themselves.
+identifier is dropped, a quasi-identifier generalized (k = 5), a sensitive or other
+column kept, and a column with no suggestion dropped; nothing else is derived from the
+records.
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def form_defaults(
     for column in profile.get("columns", []):
         name = column["name"]
         role = suggested.get(name, "insensitive")
+        # Without a suggestion (no risk summary) a column starts dropped, as is safe.
         method = {"identifier": "drop", "quasi_identifier": "generalize"}.get(role, "keep")
+        if name not in suggested:
+            method = "drop"
         bundled = next((f for f in files if f.endswith(f"_{name}.csv")), None)
         numeric = column.get("type") in ("integer", "float")
         hierarchy = bundled or ("intervals" if numeric else "suppress")
