@@ -101,11 +101,12 @@ def test_a_killed_worker_is_replaced_and_its_job_interrupted_with_no_restart(
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
     command = [sys.executable, "-c", "from veil.cli import main; main()", "serve"]
+    log = tmp_path / "serve.log"
     server = subprocess.Popen(
         [*command, "--data", str(config.data_dir), "--port", str(port), "--insecure-cookies"],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log.open("wb"),
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -117,7 +118,7 @@ def test_a_killed_worker_is_replaced_and_its_job_interrupted_with_no_restart(
                     break
             except httpx.HTTPError:
                 pass
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            assert server.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "veil serve did not answer within 90 s"
             time.sleep(0.2)
         signed = web.post("/api/login", json={"username": "carol", "password": PASSWORDS["carol"]})
@@ -138,6 +139,8 @@ def test_a_killed_worker_is_replaced_and_its_job_interrupted_with_no_restart(
         ):
             assert time.monotonic() < deadline, _status(web, job)
             time.sleep(0.05)
+        # The worker that started is the one running the job (none died on its own).
+        assert _workers(server.pid) == [first], log.read_text()
         os.kill(first, signal.SIGKILL)
         killed = time.monotonic()
         while (view := _status(web, job))["status"] == "running":
