@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from veil.datasets import load_nyc_taxi
@@ -205,3 +206,40 @@ def test_points_across_the_antimeridian_are_masked_about_their_centre(
     # Every masked point stays near the cluster (within a few km), on either side of 180.
     offset = np.abs(np.remainder(rows["lon"].to_numpy() - 180.0 + 180.0, 360.0) - 180.0)
     assert float(offset.max()) < 0.6
+
+
+def test_target_error_suggests_an_epsilon_per_numeric_column(veil: Veil, tmp_path: Path) -> None:
+    """DP Wizard's anchor: epsilon from a target error, before any release. Printed for
+    the custodian (it reads the number of records), never written into the plan."""
+    from veil.release.guidance import epsilon_for_target
+
+    source = _wage(tmp_path)
+    result = veil("init", source, "--target-error", "0.02", "--json")
+    assert result.code == 0, result.err
+    targets = json.loads(result.out)["target_error"]
+    assert set(targets) == {"wage", "logwage"}
+    assert targets["wage"]["epsilon"] == pytest.approx(epsilon_for_target(0.02, 3000))
+    # Half the error needs twice the epsilon (the noise scales as 1 / epsilon).
+    assert epsilon_for_target(0.01, 3000) == pytest.approx(2 * targets["wage"]["epsilon"])
+    text = veil("init", source, "--target-error", "0.02", "--force")
+    assert "wage: Laplace on public bounds [LOW, HIGH]" in text.out
+    plan_text = (tmp_path / "wage.plan.yaml").read_text(encoding="utf-8")
+    suggested = f"{targets['wage']['epsilon']:.3g}"
+    assert f"epsilon: {suggested}" in text.out and suggested not in plan_text
+    bad = veil("init", source, "--target-error", "0", "--force")
+    assert bad.code == 2 and "--target-error: must be a share in (0, 1]" in bad.err
+
+
+def test_epsilon_for_target_matches_the_noise_it_promises() -> None:
+    """Seeded check of the promise: at the suggested epsilon, Laplace noise on [0, 1]
+    keeps the mean of 10,000 values within 0.02 in about 95 % of 400 draws."""
+    from veil.mechanisms import Laplace
+    from veil.release.guidance import epsilon_for_target
+
+    epsilon = epsilon_for_target(0.02, 10_000)
+    mechanism = Laplace(epsilon, 0.0, 1.0)
+    rng = np.random.Generator(np.random.PCG64(12))
+    values = np.full(10_000, 0.5)
+    errors = [abs(float(mechanism.randomise(values, rng=rng).mean()) - 0.5) for _ in range(400)]
+    inside = float(np.mean(np.array(errors) <= 0.02))
+    assert 0.92 <= inside <= 0.98  # 95 % within 3 binomial standard deviations

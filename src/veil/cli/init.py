@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,11 @@ from veil.cli.console import captured_warnings, emit_json, print_table, print_te
 from veil.cli.errors import CliUsageError, errors_about, reporting_errors
 from veil.cli.files import read_table, table_format
 from veil.cli.options import Encoding, Json, Sep
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from veil.risk.roles import RoleSuggestions
 
 __all__ = ["init"]
 
@@ -33,6 +38,16 @@ def init(
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing plan file.")] = False,
+    target_error: Annotated[
+        float | None,
+        typer.Option(
+            "--target-error",
+            help="For each numeric sensitive column, print the epsilon per record at which "
+            "Laplace noise on public bounds keeps the column's mean within this share of "
+            "the bounds' width (95 %% interval), as DP Wizard does; printed, not written "
+            "into the plan (it reads the number of records).",
+        ),
+    ] = None,
     sep: Sep = None,
     encoding: Encoding = None,
     as_json: Json = False,
@@ -55,6 +70,8 @@ def init(
     from veil.release import load_plan, run
     from veil.release.draft import draft_plan, text_columns
 
+    if target_error is not None and not 0.0 < target_error <= 1.0:
+        raise CliUsageError(f"--target-error: must be a share in (0, 1], got {target_error!r}")
     target = out if out is not None else data.with_name(f"{data.name.split('.')[0]}.plan.yaml")
     if target.suffix.lower() not in (".yaml", ".yml"):
         raise CliUsageError(f"--out: {os.fspath(target)!r} must end in .yaml or .yml")
@@ -82,6 +99,7 @@ def init(
     write_text_atomic(target, text)
     print_warnings([*caught, *dry, *result.warnings])
     roles = draft.roles.to_frame()
+    targets = {} if target_error is None else _epsilons(frame, draft.roles, target_error)
     if as_json:
         emit_json(
             {
@@ -90,6 +108,7 @@ def init(
                 "roles": roles.reset_index().to_dict(orient="records"),
                 "locations": [list(pair) for pair in draft.roles.locations],
                 "measured": draft.notes,
+                "target_error": {c: {"epsilon": eps, "rows": n} for c, (eps, n) in targets.items()},
                 "ledger": result.ledger.to_dict(),
             }
         )
@@ -104,8 +123,36 @@ def init(
     )
     for note in draft.notes:
         print_text(note)
+    for column, (epsilon, rows) in targets.items():
+        print_text(
+            f"{column}: Laplace on public bounds [LOW, HIGH] keeps the mean of its {rows:,} "
+            f"values within {target_error:.3g} of HIGH - LOW (95 %) at epsilon = "
+            f"{epsilon:.3g} per record: {{method: laplace, bounds: [LOW, HIGH], "
+            f"epsilon: {epsilon:.3g}}}"
+        )
     print_text(
         f"wrote {target} (a draft: read every line; the figures above are measured on the "
         "records and stay out of the plan, which a release publishes)"
     )
     print_text(f"dry run: within budget; next: veil release {target} --out {data.stem}-release")
+
+
+def _epsilons(
+    frame: pd.DataFrame, roles: RoleSuggestions, target_error: float
+) -> dict[str, tuple[float, int]]:
+    """Per numeric sensitive column: the epsilon meeting the target, and its rows."""
+    import pandas as pd
+
+    from veil.release.guidance import epsilon_for_target
+
+    out = {}
+    for role in roles.columns:
+        series = frame[role.column]
+        numeric = pd.api.types.is_numeric_dtype(series.dtype)
+        # Flags (two values) want randomized response, not noise on bounds.
+        if role.role != "sensitive" or not numeric or series.nunique() <= 2:
+            continue
+        rows = int(series.notna().sum())
+        if rows:
+            out[str(role.column)] = (epsilon_for_target(target_error, rows), rows)
+    return out

@@ -74,6 +74,7 @@ __all__ = [
     "ExpectedError",
     "HarmTier",
     "default_delta",
+    "epsilon_for_target",
     "expected_errors",
     "harm_tier",
 ]
@@ -403,3 +404,54 @@ def expected_errors(
         except ParameterError as exc:
             raise PlanError(f"locations.{i}.mask: {exc}") from None
     return out
+
+
+def epsilon_for_target(relative_error: float, rows: int, *, confidence: float = 0.95) -> float:
+    """The local-DP epsilon per record at which Laplace noise meets a target error.
+
+    The target is the half-width of the ``confidence`` interval of a column's mean over
+    ``rows`` records, as a share of the width of its public bounds (0.02: within 2 % of
+    the range). The noise of the mean has the standard deviation of one record's noise
+    over ``sqrt(rows)``; one record's comes from :class:`veil.mechanisms.Laplace`'s own
+    calibration, which scales as ``1 / epsilon``. DP Wizard chooses epsilon the same way,
+    from a target accuracy (OpenDP, 2024). Clipping is not counted: values piled on a
+    bound bias the mean towards the middle, so keep the bounds tight.
+
+    Parameters
+    ----------
+    relative_error : float
+        The target half-width, a share of the bounds' width, in (0, 1].
+    rows : int
+        The records the mean is taken over (at least 1).
+    confidence : float, default 0.95
+        The interval's confidence, in (0, 1).
+
+    Returns
+    -------
+    float
+        Epsilon per record.
+
+    Raises
+    ------
+    veil.errors.ParameterError
+        A target, row count or confidence out of range.
+
+    Examples
+    --------
+    >>> round(epsilon_for_target(0.02, 10_000), 3)
+    1.386
+    """
+    from scipy.stats import norm
+
+    if isinstance(relative_error, bool) or not (
+        isinstance(relative_error, (int, float)) and 0.0 < relative_error <= 1.0
+    ):
+        raise ParameterError(f"relative_error: must be in (0, 1], got {relative_error!r}")
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ParameterError(f"rows: must be an integer >= 1, got {rows!r}")
+    if not (isinstance(confidence, float) and 0.0 < confidence < 1.0):
+        raise ParameterError(f"confidence: must be in (0, 1), got {confidence!r}")
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    # Noise on bounds of width 1 at epsilon 1; its standard deviation scales as 1 / eps.
+    unit_sd = math.sqrt(float(Laplace(1.0, 0.0, 1.0).variance()))
+    return z * unit_sd / (relative_error * math.sqrt(rows))
