@@ -28,6 +28,20 @@ def _section(page: str, anchor: str) -> str:
     return match.group(1)
 
 
+def _bare_report(original: pd.DataFrame, released: pd.DataFrame, metric: str) -> str:
+    """The report of one measured section, with no manifest and no roles."""
+    return build_report(
+        original,
+        released,
+        manifest={},
+        quasi_identifiers=[],
+        sensitive=[],
+        locations=[],
+        target=None,
+        metrics=[metric],
+    )
+
+
 def _wage() -> pd.DataFrame:
     return pd.read_csv(DATA / "islr_wage" / "Wage.csv.gz")
 
@@ -79,16 +93,7 @@ def test_missing_labels_on_both_sides_are_one_bar(missing: Any) -> None:
     bands = ["[20, 40)"] * 4 + ["[40, 60)"] * 4 + [missing, missing]
     released = pd.DataFrame({"age": pd.array(bands * 10, dtype="string")}).astype(str)
     released.loc[released["age"].isin(["None", "nan", "<NA>"]), "age"] = missing
-    page = build_report(
-        original,
-        released,
-        manifest={},
-        quasi_identifiers=[],
-        sensitive=[],
-        locations=[],
-        target=None,
-        metrics=["distributions"],
-    )
+    page = _bare_report(original, released, "distributions")
     assert "Not computed" not in _section(page, "distributions")
 
 
@@ -217,16 +222,7 @@ def test_grouped_categories_and_exact_columns_show_numbers_that_hold(tmp_path: P
 def test_an_exact_column_with_records_removed_says_why_kl_is_infinite() -> None:
     wage = _wage()[["age", "wage"]]
     released = wage.iloc[::2]  # half the records removed, the index kept
-    page = build_report(
-        wage,
-        released,
-        manifest={},
-        quasi_identifiers=[],
-        sensitive=[],
-        locations=[],
-        target=None,
-        metrics=["divergence"],
-    )
+    page = _bare_report(wage, released, "divergence")
     absent = len(set(wage["wage"]) - set(released["wage"]))
     assert absent > 0
     row = re.search(r"<tr><td>wage</td>(.*?)</tr>", _section(page, "divergence"), re.S)
