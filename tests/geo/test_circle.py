@@ -66,14 +66,15 @@ def test_a_mask_takes_0_360_longitudes_and_writes_them_in_minus_180_180() -> Non
     the masked points come back in [-180, 180) and stay near their originals."""
     n = 500
     frame = pd.DataFrame({"lat": np.linspace(-18.0, -17.5, n), "lon": np.linspace(179.5, 180.5, n)})
-    out = planar_laplace(
-        frame,
-        "lat",
-        "lon",
-        0.01,
-        projection=projection_at(-17.75, 180.0 - 360.0),
-        rng=np.random.default_rng(5),
-    )
+    with pytest.warns(UserWarning, match="0-360"):
+        out = planar_laplace(
+            frame,
+            "lat",
+            "lon",
+            0.01,
+            projection=projection_at(-17.75, 180.0 - 360.0),
+            rng=np.random.Generator(np.random.PCG64(5)),
+        )
     assert out["lon"].between(-180.0, 180.0).all()
     shift = np.abs(wrap_longitudes(out["lon"].to_numpy() - frame["lon"].to_numpy()))
     assert float(np.median(shift)) < 0.01  # about 170 m at 0.01 per metre
@@ -84,3 +85,16 @@ def test_longitudes_beyond_both_conventions_are_refused_with_both_named() -> Non
     frame = pd.DataFrame({"lat": [10.0, 10.1], "lon": [-20.0, 350.0]})
     with pytest.raises(DomainError, match=r"\[-180, 180\], or \[0, 360\]"):
         planar_laplace(frame, "lat", "lon", 0.01, projection=projection_at(10.0, 0.0))
+
+
+def test_0_360_longitudes_are_said_to_come_back_in_minus_180_180() -> None:
+    frame = pd.DataFrame({"lat": [-17.8, -17.7], "lon": [179.9, 180.1]})
+    with pytest.warns(UserWarning, match=r"'lon': longitudes in 0-360 .* -180\.\.180"):
+        planar_laplace(
+            frame,
+            "lat",
+            "lon",
+            0.01,
+            projection=projection_at(-17.75, 180.0 - 360.0),
+            rng=np.random.Generator(np.random.PCG64(6)),
+        )

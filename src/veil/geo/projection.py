@@ -40,6 +40,7 @@ refuse them, or drop them with ``outside="drop"``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -470,6 +471,12 @@ def check_coordinates(
         if values.size == 0 or (values.min() >= -limit and values.max() <= limit):
             continue
         if east and name == lon_name and values.min() >= 0.0 and values.max() <= 360.0:
+            warnings.warn(
+                f"column {name!r}: longitudes in 0-360 (east of Greenwich) are measured on "
+                "the circle; masked points are written in -180..180",
+                UserWarning,
+                stacklevel=3,
+            )
             continue  # the 0-360 convention
         bad = ~np.isfinite(values)
         if bad.any():
