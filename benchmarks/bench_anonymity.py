@@ -304,7 +304,7 @@ def _veil_run(run: Callable[[], Any]) -> tuple[float, float, Any]:
 
 
 def bench_arx(
-    rounds: int, phases: bool, peer_dir: Path | None, warmup: int
+    rounds: int, phases: bool, peer_dir: Path | None, warmup: int, match: str = ""
 ) -> list[dict[str, Any]]:
     df = pd.read_csv(ARX_DIR / "adult.csv", sep=";", dtype=str, keep_default_na=False)
     hier = {
@@ -316,6 +316,8 @@ def bench_arx(
     rows = []
     try:
         for name, qis, models, sensitive, supp, arx_model, published in ARX_CASES:
+            if match not in name:
+                continue
             h = {q: hier[q] for q in qis}
 
             def run(
@@ -651,6 +653,9 @@ def main() -> None:
         help="anjana's Adult example: adult.csv and hierarchies/<attr>.csv (part 2)",
     )
     parser.add_argument(
+        "--match", default="", metavar="TEXT", help="part 1: only configurations naming TEXT"
+    )
+    parser.add_argument(
         "--parts", default="1,2,3", help="comma-separated parts to run (default 1,2,3)"
     )
     args = parser.parse_args()
@@ -674,7 +679,9 @@ def main() -> None:
         },
     }
     if 1 in parts:
-        results["arx"] = bench_arx(args.rounds, args.phases, args.arx_peer, args.arx_warmup)
+        results["arx"] = bench_arx(
+            args.rounds, args.phases, args.arx_peer, args.arx_warmup, args.match
+        )
     if 2 in parts and args.anjana_data is not None:
         ANJANA_DIR = args.anjana_data
         results["anjana_example"] = bench_anjana(args.repeats, args.anjana_repeats)

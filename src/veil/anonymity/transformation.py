@@ -680,7 +680,7 @@ class Problem:
                     out.insert(i, c, labelled[c])
             return out
         # One frame built from all its columns: inserting them one by one costs more.
-        columns = {c: labelled[c] if c in labelled else rest[c].array for c in self.df.columns}
+        columns = {c: labelled[c] if c in labelled else _values(rest[c]) for c in self.df.columns}
         out = pd.DataFrame(columns, index=rest.index, copy=False)
         out.columns = self.df.columns
         out.attrs = copy.deepcopy(self.df.attrs)  # as pandas carries them through take
@@ -702,6 +702,15 @@ class Problem:
         key, _ = _combine(both, radices)
         kept: npt.NDArray[np.bool_] = np.isin(key[: self.rows], key[self.rows :][outcome.kept])
         return kept
+
+
+def _values(column: pd.Series) -> Any:
+    """The column's values as a frame takes them without a pass over them: the NumPy
+    array of a NumPy-backed column (pandas 2 scans every value of its
+    ``NumpyExtensionArray`` for missing ones), else the extension array."""
+    if isinstance(column.dtype, np.dtype):
+        return column.to_numpy()
+    return column.array
 
 
 def node_of(problem: Problem, levels: Mapping[str, int]) -> tuple[int, ...]:
