@@ -511,4 +511,4 @@ def test_a_key_given_as_the_key_file_value_is_never_printed(
                   "--drop-other", "--out", tmp_path / "x.csv")  # fmt: skip
     assert result.code == 2
     assert key not in result.out + result.err
-    assert "the file named by --key-file" in result.err
+    assert "looks like key material" in result.err and "--key-file" in result.err
