@@ -21,8 +21,10 @@ longitude -73.98 +- 0.05, uniform, from ``numpy.random.Generator(PCG64(seed))``)
 
 Both sides run in this process on the same frame; every veil call gets the public
 projection of the frame's centre (``projection_at(40.75, -73.98, method=...)``,
-stereographic unless the case names another). Figures: best wall time of ``--repeats``
-runs (one run when a call takes over 5 s), the ratio baseline / veil, and the peak of
+stereographic unless the case names another; ``default`` is ``projection_at``'s own
+default). Figures: ``--repeats`` rounds, each one baseline run then one veil run (a side
+whose first run took over 5 s runs once), as min / median / max, the ratio of the
+medians (baseline / veil), the 1-minute load average after the rounds, and the peak of
 Python allocations (``tracemalloc``) in a separate traced run.
 
 Accuracy: on ``--accuracy-points`` points spread uniformly over a disc of
@@ -44,13 +46,15 @@ import argparse
 import gc
 import json
 import math
+import os
 import platform
+import statistics
 import sys
 import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,11 +75,14 @@ ACCURACY_TARGET = 1e-3  # |geodesic displacement / drawn radius - 1|
 class Row:
     case: str
     points: int
-    baseline_s: float | None = None
+    baseline_s: float | None = None  # the median of the rounds
     veil_s: float | None = None
     baseline_mb: float | None = None
     veil_mb: float | None = None
     note: str = ""
+    baseline_runs: list[float] = field(default_factory=list)
+    veil_runs: list[float] = field(default_factory=list)
+    load: str = ""
 
     @property
     def ratio(self) -> float | None:
@@ -185,17 +192,11 @@ def quiet(call: Callable[[], Any], category: type[Warning]) -> Callable[[], Any]
     return run
 
 
-def timed(call: Callable[[], Any], repeats: int) -> float:
-    best = math.inf
-    for i in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        call()
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        if i == 0 and elapsed > SLOW_SECONDS:
-            break
-    return best
+def _once(call: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def traced_mb(call: Callable[[], Any]) -> float:
@@ -215,13 +216,22 @@ def measure(
     ours: Callable[[], Any] | None,
     args: argparse.Namespace,
 ) -> Row:
+    """Alternate one baseline run and one veil run for ``--repeats`` rounds (a side
+    whose first run took over 5 s runs once); the medians go in the row."""
+    for i in range(args.repeats):
+        for side, call in (("baseline", baseline), ("veil", ours)):
+            runs: list[float] = getattr(row, f"{side}_runs")
+            if call is None or (i > 0 and runs[0] > SLOW_SECONDS):
+                continue
+            runs.append(_once(call))
+    row.load = f"{os.getloadavg()[0]:.1f}"
     for side, call in (("baseline", baseline), ("veil", ours)):
-        if call is None:
+        runs = getattr(row, f"{side}_runs")
+        if not runs:
             continue
-        seconds = timed(call, args.repeats)
-        setattr(row, f"{side}_s", seconds)
-        if not args.no_trace and seconds <= args.trace_limit:
-            setattr(row, f"{side}_mb", traced_mb(call))
+        setattr(row, f"{side}_s", statistics.median(runs))
+        if not args.no_trace and min(runs) <= args.trace_limit:
+            setattr(row, f"{side}_mb", traced_mb(call))  # type: ignore[arg-type]
     print(format_row(row), flush=True)
     return row
 
@@ -265,9 +275,14 @@ def cases(n: int, args: argparse.Namespace) -> list[Row]:
         row.note = f"baseline skipped above --loop-cap {args.loop_cap:g}"
     rows.append(measure(row, loop, veil_laplace, args))
 
-    for method in ("stereographic", "aeqd", "utm"):
-        projection = veil.geo.projection_at(*CENTRE, method=method)  # type: ignore[arg-type]
-        row = Row(f"planar laplace (textbook, {method})", n)
+    for method in ("default", "stereographic", "aeqd", "utm"):
+        projection = (
+            veil.geo.projection_at(*CENTRE)
+            if method == "default"
+            else veil.geo.projection_at(*CENTRE, method=method)  # type: ignore[arg-type]
+        )
+        label = f"default: {projection.method}" if method == "default" else method
+        row = Row(f"planar laplace (textbook, {label})", n)
         rows.append(
             measure(
                 row,
@@ -379,22 +394,39 @@ def accuracy(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 # --- output ---------------------------------------------------------------------------------
 
-HEADER = ("case", "points", "baseline s", "veil s", "ratio", "baseline MB", "veil MB", "note")
+HEADER = (
+    "case",
+    "points",
+    "baseline s (min / median / max)",
+    "veil s (min / median / max)",
+    "ratio of medians",
+    "baseline MB",
+    "veil MB",
+    "load",
+    "note",
+)
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _spread(runs: list[float]) -> str:
+    if not runs:
+        return "-"
+    return f"{min(runs):.3f} / {statistics.median(runs):.3f} / {max(runs):.3f}"
+
+
 def format_row(row: Row) -> str:
     cells = (
         row.case,
         f"{row.points:,}",
-        _num(row.baseline_s),
-        _num(row.veil_s),
-        "-" if row.ratio is None else f"{row.ratio:.1f}",
+        _spread(row.baseline_runs),
+        _spread(row.veil_runs),
+        "-" if row.ratio is None else f"{row.ratio:.2f}",
         _num(row.baseline_mb, 1),
         _num(row.veil_mb, 1),
+        row.load,
         row.note,
     )
     return "| " + " | ".join(cells) + " |"
