@@ -611,7 +611,7 @@ def _finish(
         message = "derive_requirements: " + "; ".join(guard.reasons)
         if on_violation == "refuse":
             raise DisclosureRiskError(
-                message + "; generalize or drop Q attributes, or pass on_violation='warn'",
+                message + "; generalize or drop Q attributes, move some to S, or lower min_k",
                 details=result,
             )
         warnings.warn(message, PrivacyWarning, stacklevel=3)
