@@ -56,9 +56,10 @@ def _mode(path: Path) -> int:
 
 # ------------------------------------------------------------------ 1. credentials
 
+# A relative SQLite URL names a file in the working folder: each test writes its own.
 _VAULTS = [
-    f"sqlite:///vault.db?password={SECRET}",
-    f"sqlite:///vault.db?sslpassword={SECRET}&mode=rwc",
+    "sqlite:///{folder}/vault.db?password=" + SECRET,
+    "sqlite:///{folder}/vault.db?sslpassword=" + SECRET + "&mode=rwc",
 ]
 
 
@@ -87,7 +88,7 @@ def _token_plan(folder: Path, people: Path, key_file: Path, vault: str) -> Path:
 def test_a_vault_password_reaches_no_output_error_or_log(
     veil: Veil, tmp_path: Path, people: Path, key_file: Path, vault: str, entry: str
 ) -> None:
-    plan = _token_plan(tmp_path, people, key_file, vault)
+    plan = _token_plan(tmp_path, people, key_file, vault.format(folder=tmp_path))
     out = tmp_path / "rel"
     printed = ""
     if entry == "library":
