@@ -402,9 +402,50 @@ def _taxi_release(frame: pd.DataFrame) -> Release:
     return Release(out, cells={("dropoff_latitude", "dropoff_longitude"): cells})
 
 
+def plan_battery(rounds: int) -> dict[str, Any]:
+    """The Adult example plan with every applicable attack, on pandas and on Dask.
+
+    Prints the release's time beside the attack phase's (the shadow release and the
+    battery), from the run's custodian record, ``rounds`` times each, engines alternating.
+    """
+    import tempfile
+
+    from veil.release import load_plan, run
+    from veil.release.engine import DaskEngine
+
+    examples = Path(__file__).resolve().parents[1] / "src" / "veil" / "release" / "examples"
+    loaded = load_plan(examples / "adult.yaml")
+    attacks = ["singling_out", "linkability", "inference", "location", "membership"]
+    plan = loaded.model_copy(
+        update={
+            "evaluation": loaded.evaluation.model_copy(update={"attacks": attacks}),
+            "output": loaded.output.model_copy(update={"report": False}),
+        }
+    )
+    figures: dict[str, list[tuple[float, float]]] = {"pandas": [], "dask": []}
+    for _ in range(rounds):
+        for name in ("pandas", "dask"):
+            engine = None if name == "pandas" else DaskEngine("threads", npartitions=4)
+            with tempfile.TemporaryDirectory() as folder:
+                result = run(plan, Path(folder) / "out", engine=engine)
+            attacked = float(result.custodian["timings_s"]["attacks"])
+            figures[name].append((result.seconds - attacked, attacked))
+    print(f"\nthe Adult example plan with {', '.join(attacks)} (load {os.getloadavg()[0]:.2f}):")
+    for name, values in figures.items():
+        releases = sorted(v[0] for v in values)
+        battery_s = sorted(v[1] for v in values)
+        print(
+            f"  {name:6} release min/median/max {releases[0]:.1f}/"
+            f"{releases[len(releases) // 2]:.1f}/{releases[-1]:.1f} s; attack phase "
+            f"{battery_s[0]:.1f}/{battery_s[len(battery_s) // 2]:.1f}/{battery_s[-1]:.1f} s"
+        )
+    return {"plan": figures}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=["compare", "battery", "all"], default="all")
+    parser.add_argument("--part", choices=["compare", "battery", "plan", "all"], default="all")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the plan part")
     parser.add_argument("--anonymeter-python", help="python of a venv with anonymeter 1.1")
     parser.add_argument("--no-mst", action="store_true", help="skip the MST release")
     parser.add_argument("--json", help="write the figures to this file")
@@ -420,6 +461,8 @@ def main() -> None:
         out["compare"] = compare(args.anonymeter_python, not args.no_mst)
     if args.part in ("battery", "all"):
         out["battery"] = battery()
+    if args.part in ("plan", "all"):
+        out["plan"] = plan_battery(args.rounds)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, default=str))
 
