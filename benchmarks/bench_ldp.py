@@ -2,9 +2,11 @@
 
 Both libraries run in the same process on the same inputs. Every job (one frame size,
 one location count, one map size) runs in a fresh subprocess so that its peak resident
-memory is its own. For every call the script reports the best wall time of N repeats
-(``time.perf_counter``, no tracing) and, from one extra traced run, the peak of the
-Python allocations made during the call (``tracemalloc``, NumPy buffers included).
+memory is its own. For every case trasgoDP and each veil variant run in ``--repeats``
+rounds, one call each per round in turn (``time.perf_counter``, no tracing); the table
+gives min / median / max, the ratio of the medians and the 1-minute load average after
+the case, and from one extra traced run the peak of the Python allocations made during
+the call (``tracemalloc``, NumPy buffers included).
 
 The categorical cases run on three frames of the same values: object strings, pandas
 categoricals and, where pandas has it (2.3 with pyarrow, or 3), the Arrow-backed ``str``
@@ -30,6 +32,7 @@ import os
 import platform
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,6 +109,7 @@ class Measurement:
     status: str  # "ok", "fails", "timeout", "skipped"
     times: list[float] = field(default_factory=list)
     best_s: float | None = None
+    median_s: float | None = None
     peak_mb: float | None = None
     error: str | None = None
     note: str | None = None
@@ -120,42 +124,44 @@ class Settings:
     trace_limit: float
 
 
-def measure(
+def _time_once(
     call: Callable[[], Any],
     settings: Settings,
-    *,
-    repeats: int | None = None,
-    inspect: Callable[[Any], dict[str, Any]] | None = None,
-) -> Measurement:
-    """Time ``call`` (best of ``repeats``), then trace one more run for its peak memory."""
-    result = Measurement(status="ok")
-    for _ in range(repeats or settings.repeats):
-        gc.collect()
-        try:
-            with deadline(settings.timeout):
-                start = time.perf_counter()
-                output = call()
-                elapsed = time.perf_counter() - start
-        except CallTimeout:
-            result.status, result.error = "timeout", f"> {settings.timeout:g} s"
-            return result
-        except Exception as exc:  # a library refusing the input is a result, not a crash
-            result.status, result.error = "fails", type(exc).__name__
-            message = str(exc).splitlines()[0] if str(exc) else ""
-            result.note = message if len(message) <= 100 else message[:97] + "..."
-            return result
-        result.times.append(elapsed)
-        if inspect is not None and not result.info:
-            result.info = inspect(output)
-        del output
+    result: Measurement,
+    inspect: Callable[[Any], dict[str, Any]] | None,
+) -> None:
+    """One timed run of ``call`` into ``result`` (its status set when the call fails)."""
+    gc.collect()
+    try:
+        with deadline(settings.timeout):
+            start = time.perf_counter()
+            output = call()
+            elapsed = time.perf_counter() - start
+    except CallTimeout:
+        result.status, result.error = "timeout", f"> {settings.timeout:g} s"
+        return
+    except Exception as exc:  # a library refusing the input is a result, not a crash
+        result.status, result.error = "fails", type(exc).__name__
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        result.note = message if len(message) <= 100 else message[:97] + "..."
+        return
+    result.times.append(elapsed)
+    if inspect is not None and not result.info:
+        result.info = inspect(output)
+    del output
+
+
+def _trace(call: Callable[[], Any], settings: Settings, result: Measurement) -> None:
+    """The peak of Python allocations of one more run of ``call``, into ``result``."""
     result.best_s = min(result.times)
+    result.median_s = statistics.median(result.times)
     if not settings.trace:
-        return result
+        return
     if result.best_s > settings.trace_limit:
         result.note = (
             f"not traced: one run takes more than --trace-limit {settings.trace_limit:g} s"
         )
-        return result
+        return
     gc.collect()
     tracemalloc.start()
     try:
@@ -170,7 +176,24 @@ def measure(
         result.note = f"traced run raised {type(exc).__name__}"
     finally:
         tracemalloc.stop()
-    return result
+
+
+def measure_alternating(
+    calls: list[tuple[Callable[[], Any], int, Callable[[Any], dict[str, Any]] | None]],
+    settings: Settings,
+) -> list[Measurement]:
+    """Time the calls in rounds, each round running every call once in turn (trasgoDP,
+    then veil's variants), so that the machine's load weighs on all of them alike; a
+    call runs in its first ``repeats`` rounds only. Each is then traced once."""
+    results = [Measurement(status="ok") for _ in calls]
+    for i in range(settings.repeats):
+        for (call, repeats, inspect), result in zip(calls, results, strict=True):
+            if result.status == "ok" and i < repeats:
+                _time_once(call, settings, result, inspect)
+    for (call, _, _), result in zip(calls, results, strict=True):
+        if result.status == "ok":
+            _trace(call, settings, result)
+    return results
 
 
 def skipped(reason: str) -> Measurement:
@@ -480,22 +503,24 @@ def map_cases(points: int, seed: int, skip_slow: bool, directory: Path) -> Itera
 
 def run_case(case: Case, settings: Settings) -> list[dict[str, Any]]:
     label = case.case
-    print(f"  {label} ({case.rows:,} rows): trasgoDP ...", file=sys.stderr, flush=True)
-    if case.peer_skip is not None:
-        peer = skipped(case.peer_skip)
-    elif case.peer is None:
-        peer = skipped("no trasgoDP counterpart")
-    else:
-        peer = measure(case.peer, settings, repeats=case.peer_repeats, inspect=case.inspect)
+    print(f"  {label} ({case.rows:,} rows): trasgoDP and veil ...", file=sys.stderr, flush=True)
+    inspect = case.variant_inspect or case.inspect
+    calls: list[tuple[Callable[[], Any], int, Callable[[Any], dict[str, Any]] | None]] = [
+        (call, settings.repeats, inspect) for _, call in case.variants
+    ]
+    peer_runs = case.peer is not None and case.peer_skip is None
+    if peer_runs:
+        assert case.peer is not None
+        calls.insert(0, (case.peer, case.peer_repeats or settings.repeats, case.inspect))
+    measured = measure_alternating(calls, settings)
+    no_peer = case.peer_skip or "no trasgoDP counterpart"
+    peer = measured.pop(0) if peer_runs else skipped(no_peer)
     rows = []
-    for variant, call in case.variants:
+    for (variant, _), ours in zip(case.variants, measured, strict=True):
         name = f"{label} {variant}".strip()
-        print(f"  {name}: veil ...", file=sys.stderr, flush=True)
-        inspect = case.variant_inspect or case.inspect
-        ours = measure(call, settings, inspect=inspect)
         ratio = (
-            peer.best_s / ours.best_s
-            if peer.best_s is not None and ours.best_s is not None and ours.best_s > 0
+            peer.median_s / ours.median_s
+            if peer.median_s is not None and ours.median_s is not None and ours.median_s > 0
             else None
         )
         rows.append(
@@ -507,6 +532,7 @@ def run_case(case: Case, settings: Settings) -> list[dict[str, Any]]:
                 "trasgodp": asdict(peer),
                 "veil": asdict(ours),
                 "ratio": ratio,
+                "load_average": os.getloadavg()[0],
             }
         )
     return rows
@@ -634,7 +660,12 @@ def run_job(job: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def _seconds(m: dict[str, Any]) -> str:
     if m["status"] == "ok":
-        return f"{m['best_s']:.4f}" if m["best_s"] < 10 else f"{m['best_s']:.2f}"
+        times = m["times"]
+        digits = 4 if max(times) < 10 else 2
+        if len(times) == 1:
+            return f"{times[0]:.{digits}f}"
+        low, mid, high = min(times), statistics.median(times), max(times)
+        return f"{low:.{digits}f} / {mid:.{digits}f} / {high:.{digits}f}"
     if m["status"] == "fails":
         return f"fails ({m['error']})"
     if m["status"] == "timeout":
@@ -647,7 +678,16 @@ def _megabytes(m: dict[str, Any]) -> str:
 
 
 def print_table(reports: list[dict[str, Any]]) -> None:
-    header = ("case", "rows", "trasgoDP s", "veil s", "ratio", "trasgoDP MB", "veil MB")
+    header = (
+        "case",
+        "rows",
+        "trasgoDP s (min / median / max)",
+        "veil s (min / median / max)",
+        "ratio of medians",
+        "trasgoDP MB",
+        "veil MB",
+        "load",
+    )
     blank = ("",) * (len(header) - 1)
     lines: list[tuple[str, ...]] = []
     for report in reports:
@@ -665,6 +705,7 @@ def print_table(reports: list[dict[str, Any]]) -> None:
                     ratio,
                     _megabytes(r["trasgodp"]),
                     _megabytes(r["veil"]),
+                    f"{r['load_average']:.1f}",
                 )
             )
         lines.append(
@@ -781,7 +822,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="which groups of cases to run (default: all)",
     )
     parser.add_argument("--match", help="only cases whose name contains this text")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per call (best kept)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="rounds: each runs trasgoDP then every veil variant once (default 3)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -840,7 +886,10 @@ def main(argv: list[str] | None = None) -> None:
         f"load average at start {meta['loadavg_at_start'][0]:.2f}"
         + ("; pandas copy-on-write on" if args.copy_on_write else "")
     )
-    print(f"best of {args.repeats} runs (1 for slow trasgoDP calls); ratio = trasgoDP / veil\n")
+    print(
+        f"{args.repeats} alternating rounds (1 for slow trasgoDP calls); ratio = trasgoDP "
+        "median / veil median\n"
+    )
     print_table(reports)
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "jobs": reports}, indent=2))

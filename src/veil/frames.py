@@ -16,6 +16,7 @@ __all__ = [
     "PRIVACY_ATTR",
     "arrow_strings",
     "default_string_dtype",
+    "factorize_objects",
     "output_frame",
     "record_cost",
     "record_masking",
@@ -82,6 +83,24 @@ def arrow_strings(codes: npt.NDArray[np.integer], labels: Any, dtype: pd.StringD
     positions = codes.astype(np.int32)
     indices = pa.array(positions, mask=missing) if missing.any() else pa.array(positions)
     return pd.array(pa.array(list(labels), pa.large_string()).take(indices), dtype=dtype)
+
+
+def factorize_objects(values: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], Any]:
+    """Codes of an object array by object identity, and one object of each code.
+
+    Hashes the objects' addresses instead of the objects: a repeated value is usually
+    one shared object (``read_csv`` and NumPy's fancy indexing share them), and hashing
+    integers costs several times less than hashing Python objects (1M strings: about 3
+    against 17 ms). Equal values held by distinct objects get distinct codes, so a caller
+    must map the returned objects by value (``Index.get_indexer``, ``pd.factorize``)
+    and index that mapping with the codes: the result does not depend on the sharing.
+    """
+    values = np.ascontiguousarray(values, dtype=object)
+    # The buffer of an object array holds the objects' addresses, kept alive by it.
+    codes, _ = pd.factorize(np.frombuffer(values, dtype=np.intp), sort=False)
+    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.intp)
+    first[codes] = np.arange(len(codes), dtype=np.intp)
+    return np.asarray(codes, dtype=np.intp), values[first]
 
 
 def shuffle_rows(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:

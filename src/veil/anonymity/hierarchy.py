@@ -33,6 +33,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DataTypeError, DomainError, ParameterError
+from veil.frames import factorize_objects
 
 __all__ = ["Hierarchy"]
 
@@ -297,17 +298,8 @@ class Hierarchy:
                 return None
             return np.asarray(found.to_numpy(), dtype=np.intp)
         if pd.api.types.is_object_dtype(dtype):
-            values = np.ascontiguousarray(series.to_numpy())
-            # Factorize the objects' addresses, then look each distinct object up by its
-            # text: a repeated value is usually one shared object (read_csv shares
-            # them), and hashing integers is several times cheaper than hashing Python
-            # objects. Equal values held by distinct objects find the same label, so
-            # the codes do not depend on the sharing.
-            address = np.frombuffer(values, dtype=np.intp)
-            codes, uniques = pd.factorize(address, sort=False)
-            first = np.empty(len(uniques), dtype=np.intp)
-            first[codes] = np.arange(len(codes), dtype=np.intp)
-            found = self._index.get_indexer(pd.Index(values[first], dtype=object, copy=False))
+            codes, objects = factorize_objects(series.to_numpy())
+            found = self._index.get_indexer(pd.Index(objects, dtype=object, copy=False))
             if (found < 0).any():
                 return None
             return np.asarray(found, dtype=np.intp)[codes]

@@ -24,7 +24,7 @@ from veil.errors import (
     ParameterError,
     PrivacyLeakWarning,
 )
-from veil.frames import arrow_strings, output_frame, record_cost
+from veil.frames import arrow_strings, factorize_objects, output_frame, record_cost
 from veil.mechanisms import PrivacyCost, PrivacyLedger
 
 MissingPolicy = Literal["error", "keep"]
@@ -207,6 +207,14 @@ def categorical_input(
         elif _is_arrow_string(dtype):
             codes, categories = _arrow_factorize(data)
             source = "the distinct values present in the data"
+        elif _is_object(dtype):
+            # By identity first, then the few distinct objects by value (sorted): the
+            # codes and categories of pd.factorize(values, sort=True), hashing integers.
+            by_object, objects = factorize_objects(np.asarray(data))
+            by_value, uniques = pd.factorize(objects, sort=True)
+            codes = np.asarray(by_value, dtype=np.int64)[by_object]
+            categories = np.asarray(uniques, dtype=object)
+            source = "the distinct values present in the data"
         else:
             codes, uniques = pd.factorize(np.asarray(data, dtype=object), sort=True)
             codes = codes.astype(np.int64, copy=False)
@@ -250,6 +258,11 @@ def categorical_input(
     return CategoricalColumn(
         codes=codes, categories=categories, missing=mask, dtype=dtype, inferred=inferred
     )
+
+
+def _is_object(dtype: Any) -> bool:
+    """A NumPy object dtype (pandas 2's default for strings)."""
+    return isinstance(dtype, np.dtype) and dtype.kind == "O"
 
 
 def _is_arrow_string(dtype: Any) -> bool:
@@ -315,6 +328,10 @@ def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
 
         found = pc.index_in(pa.array(data), value_set=pa.array(list(domain), pa.string()))
         return np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
+    if _is_object(data.dtype):
+        # Each distinct object is looked up once (see factorize_objects).
+        by_object, objects = factorize_objects(np.asarray(data))
+        return np.asarray(domain.get_indexer(objects), dtype=np.int64)[by_object]
     return np.asarray(domain.get_indexer(data), dtype=np.int64)
 
 
