@@ -41,7 +41,7 @@ import yaml
 
 from veil.errors import ColumnError
 from veil.geo.circle import longitude_centre, wrap_longitudes
-from veil.risk.roles import ColumnRole, RoleSuggestions, _zero_padded, suggest_roles
+from veil.risk.roles import ColumnRole, RoleSuggestions, suggest_roles, zero_padded_columns
 
 __all__ = ["Draft", "draft_plan", "text_columns"]
 
@@ -278,7 +278,8 @@ def text_columns(text: pd.DataFrame) -> list[str]:
     -------
     list of str
     """
-    return [str(name) for name in text.columns if _zero_padded(text[name])]
+    found = zero_padded_columns(text, list(text.columns))
+    return [str(name) for name in text.columns if name in found]
 
 
 def draft_plan(

@@ -53,6 +53,7 @@ from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import ColumnError, ParameterError
@@ -235,25 +236,71 @@ def _distinct_share(series: pd.Series) -> float:
     return float(values.nunique() / len(values)) if len(values) else 0.0
 
 
-def _identifier(series: pd.Series, name: Hashable) -> float | None:
-    """The share of distinct values when ``series`` looks like an identifier, else None."""
-    values = series.dropna()
-    share = _distinct_share(values)
+def _identifier(
+    series: pd.Series, name: Hashable, counted: tuple[int, int] | None = None
+) -> float | None:
+    """The share of distinct values when ``series`` looks like an identifier, else None.
+
+    ``counted`` is ``(distinct, present)``, the non-missing values' distinct count and
+    count, when the caller has them already.
+    """
+    if counted is None:
+        values = series.dropna()
+        counted = (int(values.nunique()), len(values))
+    distinct, present = counted
+    share = distinct / present if present else 0.0
     label = str(name)
     named = bool(_ID_NAME.search(label) or _ID_NAME_JOINED.search(label))
     countable = pd.api.types.is_integer_dtype(series.dtype) or _is_text(series)
-    if countable and len(values) >= _MIN_VALUES and share >= _UNIQUE_SHARE:
+    if countable and present >= _MIN_VALUES and share >= _UNIQUE_SHARE:
         return share
     if named and share >= 0.5:
         return share
     return None
 
 
-def _address_share(series: pd.Series, name: Hashable) -> float | None:
-    text = _text(series)
-    if not len(text):
+def stacked_text(
+    frame: pd.DataFrame, columns: Sequence[Hashable]
+) -> tuple[pd.Series, npt.NDArray[np.intp]]:
+    """The non-missing values of ``columns`` as one text Series, and each one's column.
+
+    A pattern is then matched once over every column's values, not once per column:
+    pandas' per-call cost of a regular expression (parsing it, a pass into Arrow) would
+    otherwise make a wide table's checks cost per column rather than per cell.
+    """
+    parts = [_text(frame[c]) for c in columns]
+    codes = np.repeat(np.arange(len(parts), dtype=np.intp), [len(p) for p in parts])
+    values = pd.concat([p.astype(object) for p in parts], ignore_index=True) if parts else None
+    if values is None or not len(values):
+        return pd.Series([], dtype=object), codes
+    return values.astype(str), codes
+
+
+def per_column_mean(
+    hits: pd.Series, codes: npt.NDArray[np.intp], n_columns: int
+) -> npt.NDArray[np.float64]:
+    """The share of each column's values where ``hits`` is true (NaN for no value)."""
+    flags = hits.to_numpy(dtype=bool, na_value=False)
+    counts = np.bincount(codes, minlength=n_columns).astype(np.float64)
+    found = np.bincount(codes, weights=flags, minlength=n_columns)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(found / counts, dtype=np.float64)
+
+
+def address_shares(frame: pd.DataFrame, columns: Sequence[Hashable]) -> dict[Hashable, float]:
+    """Per text column, the share of its values shaped like a street address."""
+    values, codes = stacked_text(frame, columns)
+    if not len(values):
+        return {}
+    hits = values.str.contains(_ADDRESS_VALUE, case=False, regex=True)
+    means = per_column_mean(hits, codes, len(columns))
+    return {c: float(m) for c, m in zip(columns, means, strict=True) if np.isfinite(m)}
+
+
+def _address_share(series: pd.Series, name: Hashable, share: float | None) -> float | None:
+    """The address evidence of a column, from its share of address-shaped values."""
+    if share is None:
         return None
-    share = float(text.str.contains(_ADDRESS_VALUE, case=False, regex=True).mean())
     if share >= _ADDRESS_SHARE or (_ADDRESS_NAME.search(str(name)) and share > 0.0):
         return share
     if _ADDRESS_NAME.search(str(name)) and _distinct_share(series) >= 0.1:
@@ -356,6 +403,9 @@ def find_carriers(
             found[carrier.column] = carrier
 
     numbers = {c: _numbers(rows, c) for c in treated}
+    addresses = (
+        address_shares(rows, [c for c in others if _is_text(rows[c])]) if (loc or ids) else {}
+    )
     for column in others:
         series = rows[column]
         as_number = series.astype("float64") if _is_number(series) else None
@@ -394,7 +444,7 @@ def find_carriers(
             if share >= _CATEGORY_LAMBDA:
                 note(Carrier(column, "same-categories", share, (name,)))
         if text is not None and (loc or ids):
-            address = _address_share(series, column)
+            address = _address_share(series, column, addresses.get(column))
             if address is not None:
                 note(Carrier(column, "address", address))
         unique = _identifier(frame[column], column)

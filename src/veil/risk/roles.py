@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -25,10 +25,18 @@ import numpy.typing as npt
 import pandas as pd
 
 from veil.errors import DataTypeError, ParameterError
-from veil.risk.carriers import _address_share, _identifier, _is_text, _pii_shares
+from veil.risk.carriers import (
+    _address_share,
+    _identifier,
+    _is_text,
+    _pii_shares,
+    address_shares,
+    per_column_mean,
+    stacked_text,
+)
 from veil.risk.reidentification import qi_scan
 
-__all__ = ["ColumnRole", "RoleSuggestions", "suggest_roles"]
+__all__ = ["ColumnRole", "RoleSuggestions", "suggest_roles", "zero_padded_columns"]
 
 Kind = Literal[
     "identifier", "free-text", "latitude", "longitude", "date", "quasi-identifier", "sensitive"
@@ -159,9 +167,25 @@ def _one_letter_short(word: str, known: str) -> bool:
     return any(known[:i] + known[i + 1 :] == word for i in range(len(known)))
 
 
-def _uniqueness(series: pd.Series) -> tuple[int, float]:
-    counts = series.value_counts(dropna=False)
-    return len(counts), float(counts[counts == 1].sum() / max(len(series), 1))
+@dataclasses.dataclass(frozen=True)
+class _Counts:
+    """A column's values counted once: every check that needs a count reads it here."""
+
+    present: int  # non-missing values
+    distinct: int  # distinct non-missing values
+    with_missing: int  # distinct values, missing counted as one
+    uniqueness: float  # share of rows whose value (missing as a value) no other row has
+
+
+def _counts(series: pd.Series) -> _Counts:
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    present = codes >= 0
+    tally = np.bincount(codes[present], minlength=len(uniques))
+    missing = int(len(codes) - present.sum())
+    single = int((tally == 1).sum()) + (1 if missing == 1 else 0)
+    return _Counts(
+        int(present.sum()), len(uniques), len(uniques) + (missing > 0), single / max(len(codes), 1)
+    )
 
 
 def _numbers(series: pd.Series) -> npt.NDArray[np.float64]:
@@ -183,14 +207,11 @@ def _is_date(series: pd.Series, words: set[str]) -> bool:
     return bool(len(sample)) and float(parsed.notna().mean()) >= 0.95
 
 
-def _free_text(series: pd.Series, pii: float | None) -> tuple[str, str] | None:
-    if not _is_text(series):
+def _free_text(pii: float | None, shape: tuple[float, float] | None) -> tuple[str, str] | None:
+    """Free text, from a text column's PII share and its ``(mean length, spaced share)``."""
+    if shape is None:
         return None
-    text = series.dropna().astype(str)
-    if not len(text):
-        return None
-    mean_length = float(text.str.len().mean())
-    spaced = float(text.str.contains(" ", regex=False).mean())
+    mean_length, spaced = shape
     if pii is not None and pii > 0:
         return (
             "rows hold personal data (e-mail, phone, card, IBAN, IP)",
@@ -201,17 +222,16 @@ def _free_text(series: pd.Series, pii: float | None) -> tuple[str, str] | None:
     return None
 
 
-def _person_column(series: pd.Series, words: set[str]) -> float | None:
+def _person_column(series: pd.Series, words: set[str], counts: _Counts) -> float | None:
     """The share of distinct values of a column that holds one person per record."""
-    values = series.dropna()
-    if len(values) < 20:
+    if counts.present < 20:
         return None
-    share = float(values.nunique() / len(values))
+    share = counts.distinct / counts.present
     if words & _PERSON_WORDS and share >= 0.5:
         return share
     # Whole numbers stored as floats (1.0, 2.0, ...) count as a counter when unique.
     if pd.api.types.is_float_dtype(series.dtype) and share >= 0.95:
-        numbers = values.to_numpy(dtype=np.float64)
+        numbers = series.dropna().to_numpy(dtype=np.float64)
         if bool(np.all(numbers == np.round(numbers))):
             return share
     return None
@@ -236,10 +256,11 @@ def _coordinate(words: set[str], values: npt.NDArray[np.float64]) -> tuple[Kind,
     return None
 
 
-def _by_values(series: pd.Series, words: set[str], numeric: bool) -> tuple[Kind, str, str] | None:
+def _by_values(
+    series: pd.Series, words: set[str], numeric: bool, counts: _Counts
+) -> tuple[Kind, str, str] | None:
     """A quasi-identifier or sensitive attribute told by the column's values."""
-    values = series.dropna()
-    levels = int(values.nunique())
+    levels = counts.distinct
     if levels < 2:
         return "sensitive", "one value only: it tells nothing apart", f"{levels} distinct value"
     evidence = f"{levels} distinct values"
@@ -282,7 +303,7 @@ def _by_values(series: pd.Series, words: set[str], numeric: bool) -> tuple[Kind,
 
 
 def _classify(
-    name: Hashable, series: pd.Series, sample: pd.Series, pii: float | None
+    name: Hashable, series: pd.Series, sample: pd.Series, text: _TextFacts, counts: _Counts
 ) -> tuple[Kind, str, str]:
     """The column's kind, why (in words, no figure), and the figures behind it."""
     words = _words(name)
@@ -291,22 +312,22 @@ def _classify(
     )
     if _is_date(sample, words):
         return "date", "dates (an attacker may know when an event happened)", ""
-    share = _identifier(series, name)
+    share = _identifier(series, name, (counts.distinct, counts.present))
     if share is None:
-        share = _person_column(series, words)
+        share = _person_column(series, words, counts)
     if share is not None:
         return (
             "identifier",
             "nearly every value is distinct (a record key), or the name says so",
             f"{share:.0%} of the values are distinct",
         )
-    address = _address_share(sample, name)
+    address = _address_share(sample, name, text.addresses.get(name))
     if address is not None:
         return "identifier", "an address", f"{address:.0%} of rows look like one"
-    text = _free_text(sample, pii)
-    if text is not None:
-        return "free-text", text[0], text[1]
-    if _is_text(series) and _zero_padded(series):
+    free = _free_text(text.pii.get(name), text.shapes.get(name))
+    if free is not None:
+        return "free-text", free[0], free[1]
+    if name in text.zero_padded:
         return (
             "quasi-identifier",
             "digit codes with leading zeros (postcodes, area codes): read as text",
@@ -318,18 +339,48 @@ def _classify(
     known = _named(words, _QI_WORDS)
     if known is not None:
         return "quasi-identifier", f"named like a known fact ({known!r})", ""
-    found = _by_values(series, words, numeric)
+    found = _by_values(series, words, numeric, counts)
     if found is not None:
         return found
     return "sensitive", "many distinct values, not recognised as a known fact", ""
 
 
-def _zero_padded(series: pd.Series) -> bool:
-    """Text digit codes some of which start with 0 (a number would lose the zero)."""
-    text = series.dropna().astype(str)
-    if not len(text) or not bool(text.str.fullmatch(r"\d{2,}").all()):
-        return False
-    return bool(text.str.startswith("0").any())
+def zero_padded_columns(frame: pd.DataFrame, columns: Sequence[Hashable]) -> set[Hashable]:
+    """The text columns holding digit codes some of which start with 0, matched at once."""
+    values, codes = stacked_text(frame, columns)
+    if not len(values):
+        return set()
+    digits = per_column_mean(values.str.fullmatch(r"\d{2,}"), codes, len(columns))
+    zeros = per_column_mean(values.str.startswith("0"), codes, len(columns))
+    return {c for c, d, z in zip(columns, digits, zeros, strict=True) if d == 1.0 and z > 0}
+
+
+@dataclasses.dataclass(frozen=True)
+class _TextFacts:
+    """What the checks of text values found, for every text column at once."""
+
+    pii: Mapping[Hashable, float]
+    addresses: Mapping[Hashable, float]
+    zero_padded: set[Hashable]
+    shapes: Mapping[Hashable, tuple[float, float]]
+
+
+def _text_shapes(
+    frame: pd.DataFrame, columns: Sequence[Hashable]
+) -> dict[Hashable, tuple[float, float]]:
+    """Per text column with a value: its mean length and the share of values with a space."""
+    values, codes = stacked_text(frame, columns)
+    if not len(values):
+        return {}
+    lengths = np.bincount(
+        codes, weights=values.str.len().to_numpy(dtype=np.float64), minlength=len(columns)
+    ) / np.maximum(np.bincount(codes, minlength=len(columns)), 1)
+    spaced = per_column_mean(values.str.contains(" ", regex=False), codes, len(columns))
+    return {
+        c: (float(n), float(s))
+        for c, n, s in zip(columns, lengths, spaced, strict=True)
+        if np.isfinite(s)
+    }
 
 
 def _pairs(columns: list[ColumnRole]) -> list[tuple[Hashable, Hashable]]:
@@ -386,12 +437,18 @@ def suggest_roles(
     step = max(1, len(df) // max_rows)
     sample = df.iloc[::step]
     texts: list[Hashable] = [c for c in df.columns if _is_text(df[c])]
-    pii = _pii_shares(sample, texts)
+    facts = _TextFacts(
+        _pii_shares(sample, texts),
+        address_shares(sample, texts),
+        zero_padded_columns(df, texts),
+        _text_shapes(sample, texts),
+    )
     columns: list[ColumnRole] = []
     for name in df.columns:
         series = df[name]
-        kind, reason, evidence = _classify(name, series, sample[name], pii.get(name))
-        distinct, uniqueness = _uniqueness(series)
+        counts = _counts(series)
+        kind, reason, evidence = _classify(name, series, sample[name], facts, counts)
+        distinct, uniqueness = counts.with_missing, counts.uniqueness
         role: Literal["identifier", "quasi_identifier", "sensitive"] = (
             "identifier"
             if kind in ("identifier", "free-text")
