@@ -39,6 +39,7 @@ See benchmarks/README.md for what each figure means.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -47,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -387,6 +389,40 @@ def bare_worker(engine: str, data: Path, repeats: int) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- parent
 
 
+class _TreeMemory(threading.Thread):
+    """Samples the summed resident memory of a process and all its descendants (a
+    local Dask cluster's worker processes included) every 0.2 s; ``peak`` in bytes.
+
+    ``ru_maxrss`` of the child covers the child alone (and only the descendants it
+    waited for), not worker processes still running beside it.
+    """
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        while not self._done.wait(0.2):
+            try:
+                root = psutil.Process(self.pid)
+                processes = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            total = 0
+            for process in processes:
+                with contextlib.suppress(psutil.Error):
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
 def run_child(args: list[str], label: str) -> dict[str, Any]:
     """Run this script with ``args`` in a fresh interpreter; its report and peak RSS."""
     with tempfile.TemporaryDirectory(prefix="veil-bench-") as tmp:
@@ -401,7 +437,10 @@ def run_child(args: list[str], label: str) -> dict[str, Any]:
         print(f"[{label}] starting", file=sys.stderr, flush=True)
         start = time.perf_counter()
         child = subprocess.Popen(command)
+        sampler = _TreeMemory(child.pid)
+        sampler.start()
         _, status, usage = os.wait4(child.pid, 0)
+        sampler.stop()
         child.returncode = os.waitstatus_to_exitcode(status)
         elapsed = time.perf_counter() - start
         if child.returncode != 0 or not report_path.exists():
@@ -410,10 +449,15 @@ def run_child(args: list[str], label: str) -> dict[str, Any]:
                 if child.returncode < 0
                 else f"exit code {child.returncode}"
             )
-            return {"status": f"failed ({reason})", "child_max_rss_mb": usage.ru_maxrss / 1024}
+            return {
+                "status": f"failed ({reason})",
+                "child_max_rss_mb": usage.ru_maxrss / 1024,
+                "tree_peak_rss_mb": round(sampler.peak / 2**20, 1),
+            }
         report: dict[str, Any] = json.loads(report_path.read_text())
         report["status"] = "ok"
         report["child_max_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+        report["tree_peak_rss_mb"] = round(sampler.peak / 2**20, 1)
         report["process_s"] = round(elapsed, 2)
         print(f"[{label}] done in {elapsed:.0f} s", file=sys.stderr, flush=True)
         return report
@@ -512,6 +556,7 @@ def release_table(kind: str, engines: list[str], reports: dict[str, dict[str, An
         ("total (run)", "run_s", "s"),
         ("process (start to exit)", "process_s", "s"),
         ("peak RSS MB", "child_max_rss_mb", "MB"),
+        ("peak RSS MB, process tree (summed)", "tree_peak_rss_mb", "MB"),
         ("RSS after imports MB", "rss_after_imports_mb", "MB"),
     ):
         cells = [ok[e][key] if e in ok else None for e in engines]

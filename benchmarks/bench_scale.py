@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         "status": report["status"],
                         "run_s": report.get("run_s"),
                         "max_rss_mb": report.get("child_max_rss_mb"),
+                        "tree_peak_rss_mb": report.get("tree_peak_rss_mb"),
                         "rows_out": report.get("rows_out"),
                         "anonymization": report.get("anonymization"),
                         "load_average": os.getloadavg()[0],
@@ -90,7 +91,7 @@ def summarize(results: dict[str, Any], fit_from: int) -> list[str]:
             groups.setdefault(key, {}).setdefault(entry["rows"], []).append(entry)
     header = (
         f"{'plan':<6} {'engine':<11} {'rows':>12} {'runs':>4} {'s (min / median / max)':>26} "
-        f"{'peak RSS MB':>12} {'s per 1M rows':>14} {'load':>10}  optimum"
+        f"{'peak RSS MB':>12} {'tree MB':>8} {'s per 1M rows':>14} {'load':>10}  optimum"
     )
     lines.append(header)
     lines.append("-" * len(header))
@@ -106,6 +107,7 @@ def summarize(results: dict[str, Any], fit_from: int) -> list[str]:
                 f"{plan:<6} {engine:<11} {rows:>12,} {len(entries):>4} "
                 f"{f'{min(times):.1f} / {median:.1f} / {max(times):.1f}':>26} "
                 f"{max(e['max_rss_mb'] for e in entries):>12,.0f} "
+                f"{max(e['tree_peak_rss_mb'] or 0 for e in entries):>8,.0f} "
                 f"{median / (rows / 1e6):>14.3f} "
                 f"{f'{min(loads):.1f}-{max(loads):.1f}':>10}  "
                 + (
