@@ -65,6 +65,7 @@ __all__ = [
     "StreamResult",
     "Where",
     "check_scheduler",
+    "csv_options",
     "frame_digest",
     "get_engine",
     "input_digest",
@@ -243,7 +244,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _csv_options(spec: InputSpec) -> dict[str, Any]:
+def csv_options(spec: InputSpec) -> dict[str, Any]:
+    """The ``pandas.read_csv`` keywords that read a plan's input as its ``input`` says.
+
+    Separator, encoding, missing-value markers, the columns read and the columns kept as
+    text; each column typed from all its values, and a blank line read as a record of
+    missing values (never dropped silently). The engines read a plan's input with these,
+    and so does any caller that reads the same records another way (the platform
+    decrypting a dataset into memory), so both see the same table.
+    """
     options: dict[str, Any] = {
         "sep": spec.sep,
         "skipinitialspace": spec.skipinitialspace,
@@ -262,6 +271,9 @@ def _csv_options(spec: InputSpec) -> dict[str, Any]:
     if spec.text_columns:
         options["dtype"] = dict.fromkeys(spec.text_columns, str)
     return options
+
+
+_csv_options = csv_options  # the earlier private name, for callers not yet moved
 
 
 def input_spec(plan: Plan) -> InputSpec:
@@ -325,7 +337,7 @@ def _read_pandas(spec: InputSpec) -> pd.DataFrame:
         if spec.file_format() == "parquet":
             frame = pd.read_parquet(spec.path, columns=spec.columns)
         else:
-            frame = pd.read_csv(spec.path, **_csv_options(spec))
+            frame = pd.read_csv(spec.path, **csv_options(spec))
         return frame
     except (ValueError, OSError) as exc:
         reason = " ".join(str(exc).split())[:300]
@@ -696,7 +708,7 @@ class DaskEngine:
                     table = dd.read_parquet(spec.path, columns=spec.columns)
                 else:
                     table = dd.read_csv(
-                        os.fspath(spec.path), blocksize=self.blocksize, **_csv_options(spec)
+                        os.fspath(spec.path), blocksize=self.blocksize, **csv_options(spec)
                     )
             except ValueError as exc:
                 raise PlanError(f"input: cannot read {os.fspath(spec.path)!r}: {exc}") from None

@@ -34,7 +34,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
 from veil.errors import VeilError
-from veil.release.engine import _csv_options
+from veil.release.engine import csv_options
 from veil.release.intake import Profile, profile_csv, read_header, risk_guidance
 from veil.release.plan import InputSpec
 from veil.server.accounts import Identity, event, now
@@ -371,7 +371,7 @@ def read_records(
     key = keyring.unwrap(dataset.wrapped_key, dataset.uid)
     with _opener(_file(config, dataset.uid), key, dataset.uid)() as source:
         try:
-            frame: pd.DataFrame = pd.read_csv(source, **_csv_options(spec))
+            frame: pd.DataFrame = pd.read_csv(source, **csv_options(spec))
         except (ValueError, OSError) as exc:
             reason = " ".join(str(exc).split())[:300]
             raise InputError(
