@@ -136,14 +136,20 @@ def private_folder(path: str | os.PathLike[str], *, tighten: bool = True) -> Pat
     """Create ``path`` (and missing parents) as a ``0o700`` folder.
 
     With ``tighten`` (a folder of confidential files only, such as a release's custodian
-    folder), an existing folder readable by the group or others is set to ``0o700``
-    too; without it an existing folder is left as it is (its confidential files are
-    ``0o600`` themselves).
+    folder or the platform's data folder), an existing folder readable by the group or
+    others is set to ``0o700`` too; without it an existing folder is left as it is (its
+    confidential files are ``0o600`` themselves). A folder another account owns is left
+    as it is either way: only its owner may change its mode.
     """
     folder = Path(path)
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True, mode=CONFIDENTIAL_DIR_MODE)
-    if (created or tighten) and folder.stat().st_mode & 0o777 != CONFIDENTIAL_DIR_MODE:
+    info = folder.stat()
+    if (
+        (created or tighten)
+        and info.st_mode & 0o777 != CONFIDENTIAL_DIR_MODE
+        and info.st_uid == os.geteuid()
+    ):
         os.chmod(folder, CONFIDENTIAL_DIR_MODE)
     return folder
 

@@ -57,10 +57,11 @@ def _key_file(data: Path, key_env: str, key_file: Path | None = None) -> Path | 
     legacy = data / _LEGACY_KEY
     path = key_file or (legacy if legacy.exists() else default_key_file(data))
     if not path.exists():
+        from veil.atomic import private_folder
         from veil.masking import SecretKey
-        from veil.server.files import private_dir
 
-        private_dir(path.parent)
+        # A new folder is 0700; one the user chose is left as it is (the key is 0600).
+        private_folder(path.parent, tighten=False)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
         with os.fdopen(fd, "w") as handle:
             handle.write(SecretKey.generate().reveal().hex() + "\n")

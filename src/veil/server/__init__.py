@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from veil.atomic import private_folder
 from veil.masking import SecretKey
 from veil.server.accounts import create_user
 from veil.server.audit import AuditReport, initial_head, rekey, verify_audit
@@ -27,7 +28,6 @@ from veil.server.budget import get_policy
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing, load_server_key
 from veil.server.database import Database, private_sqlite_file
-from veil.server.files import private_dir
 from veil.server.jobs import reclaim
 from veil.server.models import User
 from veil.server.security import new_token
@@ -62,7 +62,7 @@ def open_platform(config: ServerConfig, *, key: SecretKey | None = None) -> Plat
     key : SecretKey, optional
         The server key; by default read from ``config.key_env`` or ``config.key_file``.
     """
-    private_dir(config.data_dir)
+    private_folder(config.data_dir)
     server_key = key if key is not None else load_server_key(config.key_env, config.key_file)
     keyring = KeyRing(server_key)
     private_sqlite_file(config.url)

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from veil.atomic import private_folder
 from veil.errors import ParameterError
-from veil.server.files import private_dir
 
 __all__ = ["ServerConfig"]
 
@@ -170,8 +170,9 @@ class ServerConfig:
         return self.audit_checkpoints or self.data_dir / "audit-checkpoints.log"
 
     def folder(self, name: str) -> Path:
-        """A folder of the data directory (``datasets``, ``releases``, ``work``), created."""
-        return private_dir(self.data_dir / name)
+        """A folder of the data directory (``datasets``, ``releases``, ``work``), made or
+        tightened to ``0o700`` (:func:`veil.atomic.private_folder`)."""
+        return private_folder(self.data_dir / name)
 
 
 def _networks(values: object) -> tuple[str, ...]:
