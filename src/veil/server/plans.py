@@ -22,7 +22,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as DbSession
 
@@ -31,6 +30,7 @@ from veil.release.dataset_ledger import Spend, planned_spend
 from veil.release.guidance import (
     expected_errors,
 )
+from veil.release.plan_yaml import read_plan_text
 from veil.server.accounts import Identity, event, now
 from veil.server.budget import dataset_ledger, get_policy, release_policy
 from veil.server.config import ServerConfig
@@ -99,15 +99,21 @@ def _error_lines(message: str) -> list[dict[str, str]]:
 
 
 def parse_text(text: str) -> dict[str, Any]:
-    """The plan mapping of ``text`` (YAML), or an :class:`InputError` naming ``plan``."""
+    """The plan mapping of ``text`` (YAML), or an :class:`InputError` naming ``plan``.
+
+    Read as ``veil release`` reads a plan file
+    (:func:`veil.release.plan_yaml.read_plan_text`): a duplicate key, nesting deeper than
+    a plan's, a huge integer or an alias bomb is refused with the line it is on, and
+    ``1e-6`` is a number (YAML 1.2), not text.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InputError("plan: is empty; write a release plan in YAML", field="plan")
     if len(text) > _MAX_TEXT:
         raise InputError(f"plan: longer than {_MAX_TEXT:,} characters", field="plan")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"plan: not valid YAML ({exc})", field="plan") from None
+        data = read_plan_text(text)
+    except PlanError as exc:
+        raise InputError(str(exc), field="plan") from None
     if not isinstance(data, dict):
         raise InputError("plan: must be a mapping of sections (input, columns, ...)", field="plan")
     return data
