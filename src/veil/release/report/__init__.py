@@ -18,7 +18,8 @@ per-column entries), ``levels`` (generalization levels in words), ``context`` (c
 inputs, treatments, row matching, samples), ``treatments`` (what was done to a column,
 in words), then one module per group of sections: ``summary``, ``risk``,
 ``distributions``, ``divergence``, ``utility`` (correlation and machine learning),
-``maps``, ``share`` (OptimShare), ``findings`` and ``verdict``.
+``maps``, ``share`` (OptimShare), ``attacks`` (the attack battery on a shadow release),
+``findings`` and ``verdict``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pandas as pd
 
 from veil.atomic import write_text_atomic
 from veil.errors import DataTypeError, VeilError
+from veil.release.report.attacks import _attack_section, _review_attacks
 from veil.release.report.context import _check_metrics, _columns_of, _Context, _location_pairs
 from veil.release.report.distributions import _distribution_section
 from veil.release.report.divergence import (
@@ -126,12 +128,16 @@ def build_report(
     bound, original values outside the public bounds, a distribution moved by a TVD of
     0.3 or more, a quasi-identifier generalized to ``*``, a noised quasi-identifier the
     noise leaves nearly exact, records singled out on what an attacker can match,
-    classes that reveal a sensitive value beyond its base rate, privacy warnings); the
+    classes that reveal a sensitive value beyond its base rate, an attack on the shadow
+    release that beats its baseline by more than the margin, privacy warnings); the
     privacy ledger (per column: treatment, parameters, cost); re-identification risk
     before (:func:`veil.risk.summary` on every quasi-identifier) and after release, on
     the quasi-identifiers an attacker can match exactly (a noised or pseudonymized one
     is no class key), with the class-size profile and attribute disclosure (homogeneity
-    on a majority value told apart from real disclosure); distributions before and
+    on a majority value told apart from real disclosure); the attacks the run made on a
+    shadow release (:mod:`veil.attacks`: each attack's success rate, baseline and
+    advantage with their 95 % intervals, targets, the columns that made it succeed and the
+    edit it suggests); distributions before and
     after, each column drawn as its type (codes as bars in value order, numbers as
     histograms, categories by frequency, generalized intervals in interval order with
     the original counted into them); divergences
@@ -166,7 +172,9 @@ def build_report(
         ``parameters``, ``cost``, ``role``, ``guarantee``), ``"totals"`` (per notion),
         ``"anonymization"``, ``"warnings"`` (``{"category", "message"}`` or text),
         ``"unprotected"`` or ``"not_protected"`` (a list, or lists by kind),
-        ``"timings"`` or ``"timings_s"``. Unknown keys are ignored.
+        ``"timings"`` or ``"timings_s"``, ``"attacks"`` (the custodian record's:
+        :meth:`veil.attacks.BatteryResult.to_dict`, or None when the plan named no
+        attack). Unknown keys are ignored.
     quasi_identifiers : sequence of column labels
         Columns of ``original`` an attacker can link on; the risk after release uses
         those still present in ``released``. May be empty (no risk section figures).
@@ -260,10 +268,13 @@ def build_report(
         except (VeilError, ValueError, TypeError) as exc:
             divergence_error = str(exc)
     places = _review_locations(context, generator if with_maps else None)
-    findings = _findings(context, risk, divergence, places, _listed_warnings(manifest) or [])
+    attacks = _review_attacks(context)
+    findings = _findings(
+        context, risk, divergence, places, _listed_warnings(manifest) or [], attacks
+    )
 
     sections: list[tuple[str, str, str]] = [
-        ("verdict", "Verdict", _verdict_section(context, risk, places, findings)),
+        ("verdict", "Verdict", _verdict_section(context, risk, places, findings, attacks)),
         ("attention", "Needs attention", _findings_section(findings)),
     ]
     ledger = _ledger_section(manifest)
@@ -271,6 +282,8 @@ def build_report(
         sections.append(("ledger", "Privacy ledger", ledger))
     if risk is not None:
         sections.append(("risk", "Re-identification risk", _risk_section(context, risk)))
+    if attacks is not None and (attacks.battery is not None or attacks.error is not None):
+        sections.append(("attacks", "Attacks", _attack_section(context, attacks)))
     share = _share_section(context)
     if share is not None:
         sections.append(("share", "Partially perturbed sharing", share))

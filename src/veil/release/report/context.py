@@ -52,8 +52,8 @@ class _Context:
 
     Every fact the report reads from the run's records goes through the accessors
     below (``rows_in``, ``suppressed``, ``dropped``, ``method``, ``parameters``, ``k``,
-    ``anonymized``): the public manifest and the custodian record may move a fact from
-    one to the other without the sections noticing.
+    ``anonymized``, ``attacks``): the public manifest and the custodian record may move a
+    fact from one to the other without the sections noticing.
     """
 
     def __init__(
@@ -124,6 +124,16 @@ class _Context:
         """The columns the share step releases exactly, not covered by DP (its Q)."""
         q = self.share().get("q")
         return [str(c) for c in q] if isinstance(q, list) else []
+
+    def attacks_recorded(self) -> bool:
+        """Whether the facts say if the release was attacked (the custodian record's
+        ``attacks``: None when the plan named no attack, absent from a public manifest)."""
+        return "attacks" in self.manifest
+
+    def attacks(self) -> Mapping[str, Any] | None:
+        """The attack battery's results on a shadow release, or None (see ``attacks_recorded``)."""
+        battery = self.manifest.get("attacks")
+        return battery if isinstance(battery, Mapping) else None
 
     def parameters(self, column: Hashable) -> Mapping[str, Any]:
         """The treatment parameters the manifest records for ``column``."""

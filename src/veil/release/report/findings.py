@@ -7,8 +7,9 @@ for its bounds) or whose original values lie outside its public bounds; a column
 distribution moved far (a high TVD); a quasi-identifier generalized to ``*``; a noised
 quasi-identifier the noise leaves nearly exact; records an attacker can still single out
 on the quasi-identifiers the release shows exactly; classes that reveal a sensitive
-value beyond its base rate; the run's privacy warnings. Each finding says what is wrong
-with its figures, and what to change in the plan.
+value beyond its base rate; an attack on the shadow release that beats its baseline by
+more than the margin (:mod:`.attacks`); the run's privacy warnings. Each finding says what
+is wrong with its figures, and what to change in the plan.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Final
 import numpy as np
 
 from veil.errors import VeilError
+from veil.release.report.attacks import _attack_findings, _AttackReview
 from veil.release.report.context import _Context
 from veil.release.report.divergence import _DivergenceReview
 from veil.release.report.kinds import _is_number
@@ -51,12 +53,18 @@ _DROPPED_SHARE: Final[float] = 0.05
 
 @dataclass(frozen=True)
 class _Finding:
-    """One thing to look at: about what, what is wrong, what to change, where to read more."""
+    """One thing to look at: about what, what is wrong, what to change, where to read more.
+
+    ``rank`` is the share of the records (or of an attack's targets) the risk measures
+    put at risk, for findings about people at risk; None for the others (a distribution
+    that moved, values clipped), which follow them.
+    """
 
     subject: str
     what: str
     change: str
     anchor: str
+    rank: float | None = None
 
 
 def _noise_sd(ctx: _Context, column: Hashable, low: float, high: float) -> float | None:
@@ -245,6 +253,7 @@ def _located(ctx: _Context, locations: Sequence[_LocationReview]) -> list[_Findi
                 + "), or coarser locations (mask: {method: grid, cell_m: ...}, or {method: "
                 "cloak, k: 5}).",
                 "maps",
+                rate,
             )
         )
     return findings
@@ -336,7 +345,7 @@ def _singled_out(ctx: _Context, risk: _RiskReview) -> list[_Finding]:
             "Add an anonymization over these quasi-identifiers (for example "
             "models: [{k_anonymity: 5}]), or noise or drop some of them."
         )
-    return [_Finding("re-identification", what, change, "risk")]
+    return [_Finding("re-identification", what, change, "risk", after.records_above_threshold)]
 
 
 def _disclosed(ctx: _Context, risk: _RiskReview) -> list[_Finding]:
@@ -364,6 +373,7 @@ def _disclosed(ctx: _Context, risk: _RiskReview) -> list[_Finding]:
                 f"such a class reveals their {d.column}.{example}",
                 change,
                 "risk",
+                records / max(len(ctx.released), 1),
             )
         )
     return findings
@@ -395,17 +405,33 @@ def _privacy_warnings(warnings: Sequence[Any]) -> list[_Finding]:
     return findings[:_MAX_WARNING_FINDINGS]
 
 
+def _attacked(ctx: _Context, attacks: _AttackReview | None) -> list[_Finding]:
+    """Each attack that beats its baseline by more than the margin (:mod:`.attacks`)."""
+    return [
+        _Finding(subject, what, change, "attacks", rank)
+        for rank, (subject, what, change) in _attack_findings(ctx, attacks)
+    ]
+
+
 def _findings(
     ctx: _Context,
     risk: _RiskReview | None,
     divergence: _DivergenceReview | None,
     locations: Sequence[_LocationReview],
     warnings: Sequence[Any],
+    attacks: _AttackReview | None = None,
 ) -> list[_Finding]:
-    """Every finding of the release, in the order the verdict lists them."""
+    """Every finding of the release, in the order the verdict lists them.
+
+    The findings about people at risk come first, ranked by the share of records (or of
+    an attack's targets beyond its baseline) each puts at risk, as the verdict ranks what
+    is left at risk; the others follow in the order of the checks.
+    """
     found = _located(ctx, locations) + _clipping(ctx) + _to_star(ctx)
     if divergence is not None:
         found += _moved(ctx, divergence, {f.subject for f in found})
     if risk is not None and risk.error is None:
         found += _singled_out(ctx, risk) + _nearly_exact(risk) + _disclosed(ctx, risk)
-    return found + _privacy_warnings(warnings)
+    found += _attacked(ctx, attacks)
+    ranked = sorted((f for f in found if f.rank is not None), key=lambda f: -(f.rank or 0.0))
+    return ranked + [f for f in found if f.rank is None] + _privacy_warnings(warnings)

@@ -60,6 +60,13 @@ _OPTIMSHARE: Final[str] = (
     'with privacy", 2023'
 )
 
+_GIOMI: Final[tuple[str, str]] = (
+    'M. Giomi, F. Boenisch, C. Wehmeyer and B. Tasnádi, "A unified framework for '
+    'quantifying privacy risk in synthetic data", Proceedings on Privacy Enhancing '
+    "Technologies 2023(2)",
+    "https://arxiv.org/abs/2211.10459",
+)
+
 _TERMS: Final[dict[str, _Term]] = {
     "class": _Term(
         "equivalence class",
@@ -233,6 +240,81 @@ _TERMS: Final[dict[str, _Term]] = {
         "L of records whose own synthetic row is the nearest to them among the rows with "
         "their exact values; candidates with e below E^T are not released.",
         _OPTIMSHARE,
+    ),
+    "shadow-release": _Term(
+        "shadow release",
+        "the plan run again, in memory, on a random part of the records, the rest held out "
+        "as the control: the attacks are measured on it, since the published release holds "
+        "every record and leaves nobody out to compare with. It is never written.",
+        *_GIOMI,
+    ),
+    "attack-success": _Term(
+        "attack success rate",
+        "the share of attempts on which the attacker got it right (found the person's "
+        "record, learned their value, linked their two records), with its 95 % Wilson "
+        "interval.",
+        *_GIOMI,
+    ),
+    "attack-baseline": _Term(
+        "attack baseline",
+        "how often the same attacker gets it right without what the release leaks about its "
+        "records: the attack on held-out records the release does not hold, or chance.",
+        *_GIOMI,
+    ),
+    "attack-advantage": _Term(
+        "attack advantage",
+        "(success - baseline) / (1 - baseline): the part of the room above the baseline the "
+        "attack takes; 0 gives the attacker nothing beyond the baseline, 1 succeeds on "
+        "everybody the baseline misses. An interval reaching below 0 cannot tell the "
+        "attack from its baseline.",
+        *_GIOMI,
+    ),
+    "attack-finding": _Term(
+        "attack finding",
+        "an attack whose advantage's 95 % interval lies wholly above the margin "
+        "(veil.attacks.DEFAULT_MARGIN, 5 %): it beats its baseline with confidence.",
+        *_GIOMI,
+    ),
+    "singling-out": _Term(
+        "singling out",
+        "descriptions read off the release (a rare value, an extreme, three columns of a "
+        "row) that fit exactly one person in the records.",
+        *_GIOMI,
+    ),
+    "linkability": _Term(
+        "linkability",
+        "the release joins two sources an attacker holds about the same people: the row "
+        "nearest to one source is the row nearest to the other.",
+        *_GIOMI,
+    ),
+    "attribute-inference": _Term(
+        "attribute inference",
+        "the released row nearest to what the attacker knows of a person gives their "
+        "sensitive value (a category exactly, a number within 5 %).",
+        *_GIOMI,
+    ),
+    "location-attack": _Term(
+        "location re-identification",
+        "the released record whose masked location is nearest to where a person was (and "
+        "that agrees with them on the exact columns an attacker knows) is theirs; against "
+        "chance, one over the released records.",
+        *_ZANDBERGEN,
+    ),
+    "membership": _Term(
+        "membership inference",
+        "a person is called a member of the data a synthetic release was made from when the "
+        "release holds a row close to their record; against a coin.",
+        'S. Yeom, I. Giacomelli, M. Fredrikson and S. Jha, "Privacy risk in machine '
+        'learning: analyzing the connection to overfitting", IEEE CSF 2018',
+        "https://arxiv.org/abs/1709.01604",
+    ),
+    "intersection": _Term(
+        "intersection of releases",
+        "two releases of the same records under different generalizations, joined: only "
+        "the values found in a person's class of both can be theirs.",
+        'S. R. Ganta, S. P. Kasiviswanathan and A. Smith, "Composition attacks and '
+        'auxiliary information in data privacy", KDD 2008',
+        "https://arxiv.org/abs/0803.0032",
     ),
 }
 

@@ -11,6 +11,7 @@ import html
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
+from veil.release.report.attacks import _attack_risks, _AttackReview
 from veil.release.report.context import _NOISE, _PSEUDONYMS, _Context
 from veil.release.report.findings import _Finding
 from veil.release.report.glossary import _term
@@ -168,16 +169,22 @@ def _text_list(value: Any) -> str:
 
 
 def _at_risk(
-    ctx: _Context, risk: _RiskReview | None, places: Sequence[_LocationReview]
+    ctx: _Context,
+    risk: _RiskReview | None,
+    places: Sequence[_LocationReview],
+    attacks: _AttackReview | None = None,
 ) -> list[str]:
     """What is left at risk, the largest share of records first.
 
     Each measure that the sections below show gives one item with the share of the
     records it puts at risk: records alone in their class or above the risk threshold,
     records whose class reveals a sensitive value, records a nearest-location attacker
-    re-identifies. Ranking by those shares puts the main risk first, whatever it is.
+    re-identifies, the share of an attack's targets it wins beyond its baseline (an attack
+    on the shadow release that beats its baseline by more than the margin). Ranking by
+    those shares puts the main risk first, whatever it is.
     """
     ranked: list[tuple[float, str]] = [(share, text) for share, text in _location_risks(places)]
+    ranked.extend(_attack_risks(attacks))
     if risk is None:
         ranked.append(
             (
@@ -323,7 +330,8 @@ def _flags(findings: Sequence[_Finding]) -> str:
             '<div class="ok">Nothing needs attention: no noised column is stuck at its bounds '
             "or far from its distribution, no quasi-identifier is generalized to *, no record "
             "is singled out on what an attacker can match, no class reveals a sensitive value "
-            "beyond its base rate, and the run raised no privacy warning.</div>"
+            "beyond its base rate, no attack the run made beats its baseline by more than "
+            "the margin, and the run raised no privacy warning.</div>"
         )
     items = "".join(
         f'<li class="flag"><b>{_e(f.subject)}</b>: {_e(f.what)}'
@@ -344,6 +352,7 @@ def _verdict_section(
     risk: _RiskReview | None,
     places: Sequence[_LocationReview],
     findings: Sequence[_Finding],
+    attacks: _AttackReview | None = None,
 ) -> str:
     count = len(findings)
     where = _link("attention", "Needs attention")
@@ -355,7 +364,7 @@ def _verdict_section(
     blocks = [
         ("What was protected, and how", _protected(ctx)),
         ("Cost, per record, per metre or per dataset", [_cost(ctx)]),
-        ("What is left at risk, the largest first", _at_risk(ctx, risk, places)),
+        ("What is left at risk, the largest first", _at_risk(ctx, risk, places, attacks)),
         ("What is not protected", _not_protected(ctx)),
     ]
     body = "".join(
