@@ -5,7 +5,9 @@ scores and the review measured on the raw records): what stays exact and what is
 synthetic, at what cost and under which selection; the paper's Fig. 7 (utility and
 effectiveness of every candidate), Fig. 6 (the CSF heat map of the original, PIF_A
 before and after), Fig. 8 (QPIF beside QSPIF) and Table 2 (the original, the chosen
-model sampled whole and the release); and the data-dependent choices listed as leaks.
+model sampled whole and the release, each figure with its spread over the fold draws);
+the release's raw linkable fraction L beside the scaled score P_N; and the data-dependent
+choices listed as leaks.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 
 from veil.release.report.context import _Context
 from veil.release.report.glossary import _explained
-from veil.release.report.page import _attempt, _e, _fmt, _names, _p, _table
+from veil.release.report.page import _attempt, _e, _fmt, _names, _p, _pct, _table
 from veil.release.report.plots import _img
 
 # Records drawn in the CSF heat map (a systematic sample beyond this keeps it legible).
@@ -122,17 +124,79 @@ def _pif(ctx: _Context, review: Mapping[str, Any]) -> str:
     return "".join(parts) + _explained(["csf", "pif"])
 
 
+def _spread_text(spread: Any) -> str | None:
+    """A Table 2 figure over the fold draws: ``mean ± sd (min to max)``, or None."""
+    if not isinstance(spread, Mapping):
+        return None
+    values = [spread.get(k) for k in ("mean", "sd", "min", "max")]
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) != len(values):
+        return None
+    mean, sd, low, high = numbers
+    return f"{mean:.4g} ± {sd:.2g} ({low:.4g} to {high:.4g})"
+
+
 def _comparison(review: Mapping[str, Any]) -> str:
+    """Table 2, each figure with its spread over the fold draws when the review has it."""
     comparison: Mapping[str, Mapping[str, float]] = review["comparison"]
+    spread = review.get("comparison_spread")
+    spread = spread if isinstance(spread, Mapping) else {}
     tables = list(next(iter(comparison.values())).keys()) if comparison else []
-    rows = [[row, *(values.get(t) for t in tables)] for row, values in comparison.items()]
+    rows = []
+    for row, values in comparison.items():
+        draws = spread.get(row)
+        cells = [
+            _spread_text(draws.get(t) if isinstance(draws, Mapping) else None) or values.get(t)
+            for t in tables
+        ]
+        rows.append([row, *cells])
+    repeats = review.get("repeats")
+    over = (
+        f" Each figure is the mean over {repeats} draws of the folds (and of the whole "
+        "sample of the model), ± its standard deviation, with the lowest and highest draw "
+        "in brackets: one run can land anywhere in that range."
+        if spread and isinstance(repeats, int)
+        else ""
+    )
     note = _p(
         "Means and standard deviations of the numeric exact columns, and GaussianNB "
         "trained on each table and tested on held-out original records (RMSE on the "
         f"label's codes, precision and recall weighted by class). Fully synthetic: "
-        f"{review.get('fully_synthetic', '')}."
+        f"{review.get('fully_synthetic', '')}.{over}"
     )
     return _table(["", *tables], rows) + note
+
+
+def _linkage(review: Mapping[str, Any]) -> str:
+    """The release's raw linkable fraction L beside the scaled score P_N."""
+    linkage = review.get("linkage")
+    if not isinstance(linkage, Mapping):
+        return ""
+    fraction = linkage.get("linkable_fraction")
+    p_n = linkage.get("p_n")
+    rows: list[list[Any]] = [
+        ["records", linkage.get("records")],
+        ["groups of records with identical exact values (Q)", linkage.get("groups")],
+        ["records alone in their group (linkable by their Q alone)", linkage.get("alone")],
+        ["linkable records", linkage.get("linkable_records")],
+        [
+            "linkable fraction L",
+            _pct(float(fraction)) if isinstance(fraction, (int, float)) else None,
+        ],
+        [
+            f"P_N = min(1, ε L / T_ε), with ε = {_fmt(linkage.get('epsilon'))} and "
+            f"T_ε = {_fmt(linkage.get('t_epsilon'))}",
+            p_n,
+        ],
+    ]
+    note = _p(
+        "A record is linkable when, among the released rows with its exact values, its own "
+        "row is the most similar to its original synthesized values: whoever holds a "
+        "person's record finds their released row. L is that share of the records; P_N "
+        "scales it by ε / T_ε to rank the candidates, so a small P_N does not mean that few "
+        "records are linkable."
+    )
+    return _table(["linkage", "value"], rows) + note + _explained(["effectiveness"])
 
 
 def _share_section(ctx: _Context) -> str | None:
@@ -151,6 +215,7 @@ def _share_section(ctx: _Context) -> str | None:
     elif isinstance(review, Mapping):
         parts.append(_attempt(lambda: _pif(ctx, review)))
         parts.append(_attempt(lambda: _comparison(review)))
+        parts.append(_attempt(lambda: _linkage(review)))
     leaks = share.get("leaks", [])
     if leaks:
         items = "".join(f"<li>{_e(leak)}</li>" for leak in leaks)
