@@ -3,12 +3,16 @@
 Run as ``veil demo --out DIR`` (or ``python -m veil demo``). It writes
 
 * ``DIR/adult/``: UCI Adult released through the example plan ``adult.yaml`` (local-DP
-  noise on public bounds and domains, generalization, k-anonymity with l-diversity):
-  ``adult_release.csv``, ``manifest.json`` and ``report.html``;
+  noise on public bounds and domains, generalization, k-anonymity with l-diversity),
+  attacked before publishing (singling out, linkability, inference on a shadow release of
+  2,000 records): ``adult_release.csv`` and ``manifest.json``;
 * ``DIR/location/``: the NYC taxi sample released through ``location.yaml`` (planar
-  Laplace on pickups, grid aggregation of drop-offs, noisy amounts): ``taxi_release.csv``,
-  ``manifest.json``, ``report.html`` and ``map.html``, an interactive map of the masked
-  pickups (the original points are not drawn).
+  Laplace on pickups, grid aggregation of drop-offs, noisy amounts), attacked before
+  publishing (the nearest masked pickup, alone and with the drop-off cell and passenger
+  count): ``taxi_release.csv``, ``manifest.json`` and ``map.html``, an interactive map of
+  the masked pickups (the original points are not drawn);
+* ``DIR/adult.custodian/`` and ``DIR/location.custodian/``: each release's confidential
+  ``custodian.json`` and ``report.html`` (with the attacks' section).
 
 It only calls :func:`veil.release.run` and :func:`veil.maps.render_privacy_map`, on the
 released file's points alone (the map needs nothing of the raw data); every privacy
@@ -76,6 +80,26 @@ _WHY: dict[str, dict[str, str]] = {
         "trip_distance": _LDP_AMOUNT,
         "fare_amount": _LDP_AMOUNT,
         "tip_amount": _LDP_AMOUNT,
+        "Location re-identification (alone: pickup_latitude/pickup_longitude)": (
+            "the attack on the shadow release (80 % of the trips, never written) finds the "
+            "pickup's own trip as the nearest masked point for about a quarter of the "
+            "trips, against a chance of one in 800: planar Laplace at 0.01 per metre is "
+            "the example's reading scale, not a setting for Manhattan. A real release "
+            "takes a smaller epsilon, or a grid or cloak with k."
+        ),
+        "Location re-identification (alone: dropoff_latitude/dropoff_longitude)": (
+            "a 250 m drop-off cell holds few trips in Manhattan: the cell alone finds the "
+            "right trip for about one in ten. A real release uses larger cells or cloak "
+            "with k."
+        ),
+        "Location re-identification (with pickup_latitude/pickup_longitude, "
+        "dropoff_latitude/dropoff_longitude, passenger_count)": (
+            "the passenger count, released exactly, and the drop-off cell narrow the "
+            "candidates, and the nearest masked pickup among them is the trip's own for "
+            "about two trips in three: the taxi case of issue 22, kept to show the attack. "
+            "A real release generalizes or drops passenger_count and masks both locations "
+            "more strongly, as the finding says."
+        ),
     },
 }
 

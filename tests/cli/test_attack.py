@@ -50,7 +50,8 @@ def test_a_published_release_is_attacked_as_it_is(
     data, plan = taxi_plan
     assert veil("release", plan, "--out", tmp_path / "rel").code == 0
     released = tmp_path / "rel" / "taxi_release.csv"
-    result = veil("attack", data, released, "--plan", plan, "--seed", "1")
+    result = veil("attack", data, released, "--plan", plan, "--attacks", "singling_out,location",
+                  "--seed", "1")  # fmt: skip
     assert result.code == 0, result.err
     assert "singling_out" in result.out
     # Which record each released row came from is not in the file: location is skipped,
