@@ -1,6 +1,10 @@
 """Check every statement of a release report's verdict against the manifest, the custodian
 record, the release file and the tables below it.
 
+The attacks' statements (what is left at risk, the findings, the attacks section) are
+checked against the custodian record's ``attacks``: every figure, the columns, and that
+each attack beating its margin is stated, the others counted, a run without attacks said.
+
 The verdict is the custodian's basis for signing off a release: each sentence it writes
 is parsed here and compared with the figure it must agree with, read from another place
 (never from the sentence itself). A sentence the checker does not recognise fails the
@@ -53,6 +57,28 @@ def _pct(value: float) -> str:
     return f"{100.0 * value:.2f} %"
 
 
+# The attacks' names in words, as the report writes them ("Singling out (multivariate)").
+LABELS = {
+    "singling_out": "Singling out",
+    "linkability": "Linkability",
+    "inference": "Attribute inference",
+    "location": "Location re-identification",
+    "membership": "Membership inference",
+    "intersection": "Intersection of two releases",
+}
+# What each kind of baseline is said to be.
+BASELINES = {
+    "control": "for the same attack on held-out records",
+    "chance": "by chance",
+    "single release": "with either release alone",
+}
+
+
+def label(result: dict[str, Any]) -> str:
+    """An attack's result as the report names it."""
+    return f"{LABELS[result['attack']]} ({result['variant']})"
+
+
 @dataclass
 class Release:
     """One run's files: the report, the manifest, the custodian record, the release."""
@@ -67,11 +93,13 @@ class Release:
     def read(cls, out: Path, source: Path) -> Release:
         """The files of the release in ``out``, and its input ``source`` as text."""
         custodian_dir = out.with_name(out.name + ".custodian")
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        released = out / manifest["outputs"]["release"]["file"]
         return cls(
             (custodian_dir / "report.html").read_text(encoding="utf-8"),
-            json.loads((out / "manifest.json").read_text(encoding="utf-8")),
+            manifest,
             json.loads((custodian_dir / "custodian.json").read_text(encoding="utf-8")),
-            pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False),
+            pd.read_csv(released, dtype=str, keep_default_na=False),
             pd.read_csv(source, dtype=str, keep_default_na=False),
         )
 
@@ -88,6 +116,19 @@ class Release:
 
     def suppressed(self) -> int:
         return int(self.custodian.get("anonymization", {}).get("suppressed") or 0)
+
+    @property
+    def attacks(self) -> dict[str, Any] | None:
+        """The attack battery the custodian record holds (None: the plan named none)."""
+        battery = self.custodian.get("attacks")
+        return battery if isinstance(battery, dict) else None
+
+    def attack(self, named: str) -> dict[str, Any]:
+        """The result the report calls ``named``."""
+        assert self.attacks is not None, named
+        found = [a for a in self.attacks["results"] if label(a) == named]
+        assert len(found) == 1, (named, [label(a) for a in self.attacks["results"]])
+        return found[0]
 
 
 def _check_headline(r: Release, verdict: str) -> None:
@@ -115,6 +156,8 @@ def _check_protected(r: Release, items: list[str]) -> list[str]:
             assert set(removed) == set(r.columns_in) - set(r.released.columns), item
         elif item.startswith("Generalized together"):
             _check_generalized(r, item)
+        elif item.startswith("Noised under local DP: "):
+            _check_noised(r, item.removeprefix("Noised under local DP: ").rstrip("."))
         elif item.startswith("Locations: "):
             counts = re.findall(r"([\d,]+) records whose .*? were dropped", item)
             assert sum(int(c.replace(",", "")) for c in counts) == r.dropped(), item
@@ -124,6 +167,32 @@ def _check_protected(r: Release, items: list[str]) -> list[str]:
         else:
             unchecked.append(item)
     return unchecked
+
+
+_NOISE = {"laplace", "gaussian", "exponential", "randomized_response"}
+
+
+def _check_noised(r: Release, listed: str) -> None:
+    """'col (Laplace noise on public bounds [a, b], ε = e per record); ...' against the steps."""
+    named = []
+    for entry in listed.split("); "):
+        column, _, how = entry.partition(" (")
+        step = r.manifest["steps"][column]
+        assert step["step"] in _NOISE, entry
+        epsilon = re.search(r"ε = ([0-9.e-]+) per record", how)
+        assert epsilon is not None and math.isclose(
+            float(epsilon.group(1)), float(step["cost"]["epsilon"]), rel_tol=1e-3
+        ), entry
+        bounds = re.search(r"public bounds \[([-0-9.e]+), ([-0-9.e]+)\]", how)
+        if bounds is not None:
+            stated = [float(bounds.group(1)), float(bounds.group(2))]
+            assert stated == [float(b) for b in step["parameters"]["bounds"]], entry
+        categories = re.search(r"over (\d+) public categories", how)
+        if categories is not None:
+            assert int(categories.group(1)) == len(step["parameters"]["domain"]), entry
+        named.append(column)
+    noised = {c for c, s in r.manifest["steps"].items() if s["step"] in _NOISE}
+    assert set(named) == noised, (named, noised)
 
 
 def _check_generalized(r: Release, item: str) -> None:
@@ -167,6 +236,9 @@ def _check_cost(r: Release, items: list[str]) -> None:
         assert totals.get("syntactic") or item.startswith("Nothing is randomized"), item
 
 
+_NOISED_QIS = ": noised, not matchable exactly; protected by their ε."
+
+
 def _check_at_risk(r: Release, items: list[str]) -> list[str]:
     unchecked = []
     risk = _section(r.page, "risk") if '<section id="risk">' in r.page else ""
@@ -193,9 +265,17 @@ def _check_at_risk(r: Release, items: list[str]) -> list[str]:
             assert classes.group(5).rstrip(",") == before, item
         elif item.startswith("Attribute disclosure: classes reveal "):
             listed = item.removeprefix("Attribute disclosure: classes reveal ")
-            for column, count in re.findall(r"(\w[\w ]*) \(([\d,]+) records\)", listed):
+            for column, count in re.findall(r"(?:^|, | and )([^,()]+?) \(([\d,]+) records\)",
+                                            listed):  # fmt: skip
                 cell = next(row for row in _rows(risk) if row and row[0] == column.strip())[5]
                 assert cell.startswith(f"{count} records"), (item, cell)
+        elif item.endswith(": noised, not matchable exactly; protected by their ε."):
+            for column in _names(item.removesuffix(_NOISED_QIS)):
+                step = r.manifest["steps"][column]
+                assert step["step"] in _NOISE and step["role"] == "quasi_identifier", item
+        elif item.startswith("Re-identification risk on the quasi-identifiers is not measured"):
+            assert "risk" not in r.manifest["plan"]["evaluation"]["metrics"], item
+            assert '<section id="risk">' not in r.page, item
         elif item.startswith("No class reveals a sensitive value beyond its base rate"):
             for row in _rows(risk):
                 if len(row) == 6 and row[0] != "sensitive column":
@@ -205,6 +285,142 @@ def _check_at_risk(r: Release, items: list[str]) -> list[str]:
         else:
             unchecked.append(item)
     return unchecked
+
+
+_CLAIM = (
+    r"the attack succeeds for (?P<success>[\d.]+ %) of (?P<n>[\d,]+) (?P<unit>targets|attempts), "
+    r"against (?P<baseline>[\d.]+ %) (?P<kind>[\w -]+?); advantage (?P<adv>-?[\d.]+) "
+    r"\(95 % interval (?P<low>-?[\d.]+) to (?P<high>-?[\d.]+)\), above the "
+    r"(?P<margin>[\d.]+ %) margin"
+)
+
+
+def _check_claim(r: Release, result: dict[str, Any], claim: re.Match[str]) -> None:
+    """An attack's figures as a sentence states them, against the custodian record."""
+    battery = r.attacks
+    assert battery is not None
+    # A finding is an attack whose advantage's interval lies above the margin.
+    assert result["finding"] is (result["advantage_ci"][0] > battery["margin"]) is True, result
+    assert claim["success"] == _pct(result["success_rate"]), (claim[0], result)
+    assert int(claim["n"].replace(",", "")) == result["n_targets"], claim[0]
+    assert claim["unit"] == ("attempts" if result["attack"] == "singling_out" else "targets")
+    assert claim["baseline"] == _pct(result["baseline"]), claim[0]
+    assert claim["kind"] == BASELINES[result["baseline_kind"]], claim[0]
+    for key, value in (("adv", result["advantage"]), ("low", result["advantage_ci"][0]),
+                       ("high", result["advantage_ci"][1])):  # fmt: skip
+        assert math.isclose(float(claim[key]), value, abs_tol=5e-4), (key, claim[0])
+    assert claim["margin"].removesuffix(" %") == f"{100 * battery['margin']:.0f}", claim[0]
+
+
+def attack_share(item: str) -> float | None:
+    """The share of records (or targets beyond the baseline) an at-risk item states."""
+    attack = re.search(r"succeeds for ([\d.]+) % of .*?against ([\d.]+) %", item)
+    if attack:
+        return (float(attack.group(1)) - float(attack.group(2))) / 100
+    located = re.search(r"re-identifies ([\d.]+) % of the released records", item)
+    return float(located.group(1)) / 100 if located else None
+
+
+def _check_attack_items(r: Release, items: list[str], ranked: list[str]) -> list[str]:
+    """The verdict's statements on the attacks, against the custodian record's ``attacks``.
+
+    Every attack that is a finding has its item, with its figures and columns; the others
+    are counted; a run without attacks says so; the measured items come largest first.
+    """
+    battery = r.attacks
+    unchecked = []
+    stated: set[str] = set()
+    for item in items:
+        finding = re.match(rf"(.+?) on a shadow release: {_CLAIM}(?:; it succeeds through "
+                           r"(?P<columns>.+))? \(Attacks\)\.$", item)  # fmt: skip
+        others = re.match(r"The other (?:(\d+) )?attacks? on the shadow release stays? within "
+                          r"the ([\d.]+ %) margin of (?:its baseline|their baselines) "
+                          r"\(Attacks\)\.$", item)  # fmt: skip
+        none = re.match(r"No attack on the shadow release \((\d+) run, on ([\d,]+) of ([\d,]+) "
+                        r"records\) beats its baseline by more than the ([\d.]+ %) margin "
+                        r"\(Attacks\)\.$", item)  # fmt: skip
+        if finding is not None:
+            result = r.attack(finding.group(1))
+            _check_claim(r, result, finding)
+            columns = finding["columns"]
+            assert (_names(columns) if columns else []) == result["columns"], item
+            stated.add(finding.group(1))
+        elif others is not None:
+            assert battery is not None, item
+            count = int(others.group(1) or 1)
+            assert count == sum(not a["finding"] for a in battery["results"]) > 0, item
+        elif none is not None:
+            assert battery is not None, item
+            assert int(none.group(1)) == len(battery["results"]), item
+            assert not any(a["finding"] for a in battery["results"]), item
+            assert int(none.group(2).replace(",", "")) == battery["n_released_records"], item
+            assert int(none.group(3).replace(",", "")) == battery["n_records"], item
+        elif item.startswith("No attack was run on this release"):
+            assert r.custodian.get("attacks", "absent") is None, item
+        else:
+            unchecked.append(item)
+    if battery is not None:
+        assert stated == {label(a) for a in battery["results"] if a["finding"]}, stated
+    shares = [s for s in map(attack_share, ranked) if s is not None]
+    assert shares == sorted(shares, reverse=True), ("not the largest first", ranked)
+    return unchecked
+
+
+def _check_attack_findings(r: Release) -> None:
+    """'Needs attention' holds one finding per attack that is one, with its figures."""
+    battery = r.attacks
+    attention = _section(r.page, "attention")
+    flags = re.findall(r'<li class="flag"><b>(.*?)</b>: (.*?)<span class="change">', attention,
+                       re.S)  # fmt: skip
+    found = {_text(s): _text(w) for s, w in flags if _text(s).split(" (")[0] in LABELS.values()}
+    if battery is None:
+        assert not found, found
+        assert '<section id="attacks">' not in r.page
+        return
+    assert set(found) == {label(a) for a in battery["results"] if a["finding"]}, found
+    for subject, what in found.items():
+        result = r.attack(subject)
+        shadow = re.match(rf"On a shadow release of ([\d,]+) records \(([\d,]+) held out\), "
+                          rf"{_CLAIM}\.", what)  # fmt: skip
+        assert shadow is not None, what
+        assert int(shadow.group(1).replace(",", "")) == battery["n_released_records"], what
+        assert int(shadow.group(2).replace(",", "")) == battery["n_control"], what
+        _check_claim(r, result, shadow)
+        if result["columns"]:
+            said = f"The columns that made it succeed: {_names_in_words(result['columns'])}."
+            assert said in what, (said, what)
+
+
+def _names_in_words(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _check_attack_section(r: Release) -> None:
+    """The attacks section: the shadow release's numbers, and one row per result."""
+    battery = r.attacks
+    if battery is None:
+        return
+    section = _section(r.page, "attacks")
+    said = _text(section)
+    assert (
+        f"on {battery['n_released_records']:,} records drawn at random from "
+        f"{battery['n_records']:,}"
+    ) in said
+    assert f"the other {battery['n_control']:,} were held out as the control" in said
+    assert "the shadow release was never written" in said
+    rows = [row for row in _rows(section) if len(row) == 8 and row[0] != "attack"]
+    assert len(rows) == len(battery["results"]), rows
+    for row, result in zip(rows, battery["results"], strict=True):
+        assert row[0] == label(result), row
+        assert row[1].startswith(_pct(result["success_rate"]) + " ("), row
+        assert row[2].startswith(_pct(result["baseline"]) + " ("), row
+        assert row[3].startswith(f"{result['advantage']:.3f} ("), row
+        assert row[4] == f"{result['n_targets']:,}", row
+        assert row[6] == ("yes" if result["finding"] else "no"), row
+
+
+_MISSING = "Whether a value is missing is released as it is: "
+_MASKED = "Changed, but with no formal guarantee: "
 
 
 def _check_not_protected(r: Release, items: list[str]) -> list[str]:
@@ -217,6 +433,8 @@ def _check_not_protected(r: Release, items: list[str]) -> list[str]:
         "released_exactly_not_covered_by_dp": lambda i: i.startswith(
             "Released exactly and NOT covered"
         ),
+        "missingness_released_as_is": lambda i: i.startswith(_MISSING),
+        "masked_without_formal_guarantee": lambda i: i.startswith(_MASKED),
     }
     unchecked = []
     for item in items:
@@ -226,6 +444,11 @@ def _check_not_protected(r: Release, items: list[str]) -> list[str]:
         kinds = [k for k, is_kind in phrases.items() if is_kind(item)]
         if not kinds:
             unchecked.append(item)
+            continue
+        if kinds[0] in ("missingness_released_as_is", "masked_without_formal_guarantee"):
+            # Their entries may hold commas ("lat, lon: grid"): the whole list, in order.
+            prefix = _MISSING if kinds[0] == "missingness_released_as_is" else _MASKED
+            assert item == f"{prefix}{_names_in_words(listed[kinds[0]])}.", item
             continue
         named = _names(item.split("): ", 1)[-1].split(": ", 1)[-1].rstrip("."))
         assert set(named) == set(listed[kinds[0]]), (item, listed[kinds[0]])
@@ -248,8 +471,11 @@ def check_verdict(r: Release) -> None:
     ]
     unchecked = _check_protected(r, blocks["What was protected, and how"])
     _check_cost(r, blocks["Cost, per record, per metre or per dataset"])
-    unchecked += _check_at_risk(r, blocks["What is left at risk, the largest first"])
+    at_risk = blocks["What is left at risk, the largest first"]
+    unchecked += _check_attack_items(r, _check_at_risk(r, at_risk), at_risk)
     unchecked += _check_not_protected(r, blocks["What is not protected"])
     assert not unchecked, f"statements no rule checks: {unchecked}"
+    _check_attack_findings(r)
+    _check_attack_section(r)
     details = _section(r.page, "details")
     assert _table_value(details, "rows out") == f"{len(r.released):,}"

@@ -24,18 +24,8 @@ from veil.attacks.stats import rate
 from veil.release import RunResult, example_plan, load_plan, run
 from veil.release.report import build_report, findings_in
 
-from .._data import DATA
-
-QUAKES = DATA / "quakes" / "quakes.csv"
-# The attacks' names in words, as a custodian reads them (the test's own copy).
-LABELS = {
-    "singling_out": "Singling out",
-    "linkability": "Linkability",
-    "inference": "Attribute inference",
-    "location": "Location re-identification",
-    "membership": "Membership inference",
-    "intersection": "Intersection of two releases",
-}
+from ..cli._verdict import attack_share, label
+from ._quakes import QUAKES, exact_measures_plan
 
 
 def _section(page: str, anchor: str) -> str:
@@ -61,10 +51,6 @@ def _rows(table_html: str) -> list[list[str]]:
     return [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)] for r in rows[1:]]
 
 
-def _label(result: dict[str, Any]) -> str:
-    return f"{LABELS[result['attack']]} ({result['variant']})"
-
-
 def _pct(value: float) -> str:
     return f"{100.0 * value:.2f} %"
 
@@ -80,22 +66,7 @@ def _with_attacks(plan: Any, attacks: list[str]) -> Any:
 
 
 def _quakes_plan(**evaluation: Any) -> dict[str, Any]:
-    """Exact depth, magnitude and station count beside masked points (issue 22)."""
-    return {
-        "input": {"path": str(QUAKES)},
-        "columns": {
-            "rownames": {"role": "identifier", "treatment": "drop"},
-            "depth": {"role": "quasi_identifier", "treatment": "keep"},
-            "mag": {"role": "quasi_identifier", "treatment": "keep"},
-            "stations": {"role": "quasi_identifier", "treatment": "keep"},
-        },
-        "locations": [
-            {"lat": "lat", "lon": "long", "centre": [-21.0, -178.5], "outside": "drop",
-             "max_outside": 0.8, "mask": {"method": "planar_laplace", "epsilon": 0.001}},
-        ],
-        "budget": {"metric": {"epsilon": 0.001}},
-        "evaluation": {"attacks": ["location"], "attack_seed": 3, **evaluation},
-    }  # fmt: skip
+    return exact_measures_plan(str(QUAKES), **{"attack_seed": 3, **evaluation})
 
 
 def _page(result: RunResult) -> str:
@@ -136,7 +107,7 @@ def test_the_section_shows_each_attack_as_the_custodian_record_holds_it(
         low, high = r["success_ci"]
         a_low, a_high = r["advantage_ci"]
         assert row == [
-            _label(r),
+            label(r),
             f"{_pct(r['success_rate'])} ({_pct(low)} to {_pct(high)})",
             f"{_pct(r['baseline'])} (chance)",
             f"{r['advantage']:.3f} ({a_low:.3f} to {a_high:.3f})",
@@ -160,7 +131,7 @@ def test_the_taxi_location_attacks_are_findings_with_their_columns_and_edit(
     result, page = taxi
     results = result.custodian["attacks"]["results"]
     findings = {f.subject: f for f in findings_in(page)}
-    attacked = {_label(r): r for r in results}
+    attacked = {label(r): r for r in results}
     assert {s for s in findings if s in attacked} == {
         label for label, r in attacked.items() if r["finding"]
     }
@@ -176,19 +147,10 @@ def test_the_taxi_location_attacks_are_findings_with_their_columns_and_edit(
     assert "Larger cells for dropoff_latitude, dropoff_longitude (cell_m: 250 now)" in joint.change
 
 
-def _share_of(item: str) -> float | None:
-    """The share of records an at-risk item puts at risk, as it states it."""
-    attack = re.search(r"succeeds for ([\d.]+) % of .*?against ([\d.]+) %", item)
-    if attack:
-        return (float(attack.group(1)) - float(attack.group(2))) / 100
-    located = re.search(r"re-identifies ([\d.]+) % of the released records", item)
-    return float(located.group(1)) / 100 if located else None
-
-
 def test_the_verdict_ranks_the_attacks_with_the_other_risks(taxi: tuple[RunResult, str]) -> None:
     _, page = taxi
     items = _at_risk(page)
-    shares = [s for s in map(_share_of, items) if s is not None]
+    shares = [s for s in map(attack_share, items) if s is not None]
     assert len(shares) >= 4  # three attacks and the two maps' nearest-location figures
     assert shares == sorted(shares, reverse=True)
     assert items[0].startswith("Location re-identification (with ")
@@ -207,7 +169,7 @@ def test_exact_quake_measures_beside_masked_points_are_a_finding(
         r for r in result.custodian["attacks"]["results"] if r["variant"].startswith("with ")
     )
     assert joint["finding"] and joint["success_rate"] > 0.9
-    finding = next(f for f in findings_in(page) if f.subject == _label(joint))
+    finding = next(f for f in findings_in(page) if f.subject == label(joint))
     assert "The columns that made it succeed: lat/long, depth, mag and stations." in finding.what
     assert finding.change.startswith(
         "Matching on depth, mag and stations alone narrows a person's candidates"
@@ -215,7 +177,7 @@ def test_exact_quake_measures_beside_masked_points_are_a_finding(
     assert "so a stronger mask alone would not stop it" in finding.change
     assert "generalize depth, mag and stations" in finding.change
     assert "or drop them (treatment: drop)" in finding.change
-    assert any(item.startswith(_label(joint) + " on a shadow release") for item in _at_risk(page))
+    assert any(item.startswith(label(joint) + " on a shadow release") for item in _at_risk(page))
 
 
 def test_a_run_without_attacks_says_it_was_not_attacked(tmp_path: Path) -> None:
