@@ -1,7 +1,8 @@
 """The custodian's release report in a real browser with the network cut off.
 
-The report of a release with a location (the bundled NYC taxi example plan) is opened in
-headless Chromium at 1,400 and 1,000 pixels: no table may run past the text column or
+The report of a release with a location (the bundled NYC taxi example plan, attacked on
+a shadow release before publishing) is opened in headless Chromium at 1,400 and 1,000
+pixels: no table may run past the text column or
 make the page scroll sideways, nothing may be requested from the network, nothing may
 fail in the page. Screenshots go to ``$VEIL_TEST_ARTIFACTS/<test>`` (else the test's
 temporary folder).
@@ -90,6 +91,22 @@ def test_report_tables_fit_the_page_offline(
     box = guarantee.bounding_box()
     assert box is not None and box["x"] + box["width"] <= 1000
     assert page.locator("#maps img").count() >= 1
+    # The attacks the example plan makes on its shadow release: one row per result, each
+    # finding in the attention list, the last column (the suggested edit) shown whole.
+    battery = result.custodian["attacks"]
+    rows = page.locator("#attacks tbody tr")
+    assert rows.count() == len(battery["results"]) > 0
+    edit = page.locator("#attacks th").last
+    assert edit.inner_text() == "suggested edit" and edit.is_visible()
+    box = edit.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1000
+    flagged = page.locator("#attention li.flag b").all_inner_texts()
+    assert sum(t.startswith("Location re-identification") for t in flagged) == sum(
+        r["finding"] for r in battery["results"]
+    )
+    page.locator('#attacks a[href="#def-attack-advantage"]').first.click()
+    assert page.evaluate("location.hash") == "#def-attack-advantage"
+    assert page.locator("#def-attack-advantage").is_visible()
     # Links to definitions land on them; nothing was fetched, nothing failed.
     page.locator('#divergence a[href="#def-tvd"]').first.click()
     assert page.evaluate("location.hash") == "#def-tvd"

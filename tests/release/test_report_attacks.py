@@ -145,6 +145,9 @@ def test_the_taxi_location_attacks_are_findings_with_their_columns_and_edit(
     assert "passenger_count" in joint.what
     assert "generalize passenger_count" in joint.change
     assert "Larger cells for dropoff_latitude, dropoff_longitude (cell_m: 250 now)" in joint.change
+    # The maps' nearest-location finding asks for the same edit of the same mask.
+    grid = findings["dropoff_latitude, dropoff_longitude"].change
+    assert grid.startswith("Larger cells for dropoff_latitude, dropoff_longitude (cell_m: 250")
 
 
 def test_the_verdict_ranks_the_attacks_with_the_other_risks(taxi: tuple[RunResult, str]) -> None:

@@ -291,7 +291,7 @@ def _attack_section(ctx: _Context, review: _AttackReview) -> str:
         "suggested edit",
     ]
     rows = [_cells(r) for r in battery.results]
-    parts.append(_table(header, rows, widths=[15, 13, 11, 12, 7, 13, 7, 22]))
+    parts.append(_table(header, rows, widths=[15, 12, 10, 11, 9, 14, 8, 21]))
     notes = [
         f"<li><b>{_e(r.label)}</b>: {_e(_detail(r))}.</li>"
         for r in battery.results
@@ -394,8 +394,8 @@ def _is_time(ctx: _Context, column: str) -> bool:
     return bool(sample.astype(str).str.match(_TIME).all())
 
 
-def _location_edit(ctx: _Context, pair: str) -> str:
-    step = pair.replace("/", ", ")
+def _location_edit(ctx: _Context, step: str) -> str:
+    """The plan edit that masks a location pair (its step: ``"lat, lon"``) more strongly."""
     method = ctx.method(step)
     parameters = ctx.parameters(step)
     if method in _METRIC_MASKS:
@@ -427,7 +427,7 @@ def _kept(ctx: _Context, column: str) -> bool:
 def _column_edit(ctx: _Context, column: str) -> str:
     """The plan edit that stops ``column`` from helping an attacker, from its treatment."""
     if "/" in column and column.replace("/", ", ") in ctx.steps:
-        return _location_edit(ctx, column)
+        return _location_edit(ctx, column.replace("/", ", "))
     method = ctx.method(column)
     if column in ctx.exact_share():
         return f"move {column} from share.quasi_identifiers (exact) to share.synthesized"

@@ -22,7 +22,7 @@ from typing import Any, Final
 import numpy as np
 
 from veil.errors import VeilError
-from veil.release.report.attacks import _attack_findings, _AttackReview
+from veil.release.report.attacks import _attack_findings, _AttackReview, _location_edit
 from veil.release.report.context import _Context
 from veil.release.report.divergence import _DivergenceReview
 from veil.release.report.kinds import _is_number
@@ -239,8 +239,8 @@ def _located(ctx: _Context, locations: Sequence[_LocationReview]) -> list[_Findi
         rate = review.reid_rate
         if rate is None or rate < _LINKED_SHARE:
             continue
-        epsilon = ctx.parameters(review.name).get("epsilon")
         shift = review.measures.get("median_shift_m")
+        change = _location_edit(ctx, review.name)
         findings.append(
             _Finding(
                 review.name,
@@ -248,10 +248,7 @@ def _located(ctx: _Context, locations: Sequence[_LocationReview]) -> list[_Findi
                 f"{_pct(rate)} of the released records"
                 + ("" if shift is None else f" (median displacement {shift:.0f} m)")
                 + ": the mask moves points less than the distance between neighbours.",
-                "More noise: a smaller epsilon per metre (the displacement grows as 1 / ε"
-                + ("" if epsilon is None else f"; ε = {_fmt(epsilon)} now")
-                + "), or coarser locations (mask: {method: grid, cell_m: ...}, or {method: "
-                "cloak, k: 5}).",
+                change[:1].upper() + change[1:] + ".",
                 "maps",
                 rate,
             )
