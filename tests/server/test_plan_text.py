@@ -43,8 +43,9 @@ def dataset(sqlite_site: Site) -> int:
         (_DUPLICATE, "duplicate key 'age' (first at line 3)"),
         (_DEEP, f"nested more than {MAX_DEPTH} levels deep"),
         (_HUGE, "an integer of 400 digits"),
+        (PLAN + "\x00", "unacceptable character #x0000"),
     ],
-    ids=["duplicate key", "nested 5000 deep", "400-digit number"],
+    ids=["duplicate key", "nested 5000 deep", "400-digit number", "NUL character"],
 )
 def test_a_plan_text_the_command_line_refuses_is_refused_alike_and_nothing_stored(
     sqlite_site: Site, dataset: int, text: str, said: str

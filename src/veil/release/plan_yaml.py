@@ -112,13 +112,17 @@ def read_plan_text(text: str, source: str | None = None) -> Any:
         values (through aliases).
     """
     where = "plan: " if source is None else f"plan: {source}: "
-    loader = _PlanLoader(text)
+    named = "plan:" if source is None else f"plan: {source}"
+    try:
+        # The reader checks the characters when it is made (a NUL is refused there).
+        loader = _PlanLoader(text)
+    except yaml.YAMLError as exc:
+        raise PlanError(f"{named} is not valid YAML: {exc}") from None
     try:
         data = loader.get_single_data()
     except _Refused as exc:
         raise PlanError(f"{where}{exc}") from None
     except yaml.YAMLError as exc:
-        named = "plan:" if source is None else f"plan: {source}"
         raise PlanError(f"{named} is not valid YAML: {exc}") from None
     finally:
         loader.dispose()
