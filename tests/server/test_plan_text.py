@@ -59,6 +59,7 @@ def test_a_plan_text_the_command_line_refuses_is_refused_alike_and_nothing_store
     assert error["field"] == "plan"
     assert said in error["message"]
     assert error["message"] == _library_message(text)
+    assert "\n" not in error["message"]  # one line
     assert "9" * 40 not in refused.text  # a huge number is not echoed
     assert carol.get(f"/api/datasets/{dataset}").json()["plans"] == []
     # The preview (nothing stored either way) reads the text the same way.

@@ -117,7 +117,7 @@ def read_plan_text(text: str, source: str | None = None) -> Any:
         # The reader checks the characters when it is made (a NUL is refused there).
         loader = _PlanLoader(text)
     except yaml.YAMLError as exc:
-        raise PlanError(f"{named} is not valid YAML: {exc}") from None
+        raise PlanError(f"{named} is not valid YAML: {' '.join(str(exc).split())}") from None
     try:
         data = loader.get_single_data()
     except _Refused as exc:
