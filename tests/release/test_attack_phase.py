@@ -21,8 +21,9 @@ from veil.release.attack import attack_spec, release_records
 from veil.release.policy import Policy, PolicyError
 from veil.rng import resolve_rng
 
+from ._quakes import QUAKES, exact_measures_plan
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "veil" / "release" / "examples"
-QUAKES = Path(__file__).resolve().parents[1] / "data" / "quakes" / "quakes.csv"
 
 
 def _with_attacks(path: Path, attacks: list[str], **output: Any) -> Any:
@@ -64,22 +65,8 @@ def test_the_taxi_example_is_attacked_and_its_location_risk_is_a_finding(
 def test_exact_quake_measures_beside_masked_points_re_link_them(tmp_path: Path) -> None:
     # Issue 22: the exact depth, magnitude and station count re-link nearly every masked
     # quake; the location attack with them is a finding.
-    plan = {
-        "input": {"path": str(QUAKES)},
-        "columns": {
-            "rownames": {"role": "identifier", "treatment": "drop"},
-            "depth": {"role": "quasi_identifier", "treatment": "keep"},
-            "mag": {"role": "quasi_identifier", "treatment": "keep"},
-            "stations": {"role": "quasi_identifier", "treatment": "keep"},
-        },
-        "locations": [
-            {"lat": "lat", "lon": "long", "centre": [-21.0, -178.5], "outside": "drop",
-             "max_outside": 0.8, "mask": {"method": "planar_laplace", "epsilon": 0.001}},
-        ],
-        "budget": {"metric": {"epsilon": 0.001}},
-        "evaluation": {"attacks": ["location"], "attack_seed": 3},
-        "output": {"report": False},
-    }  # fmt: skip
+    plan = exact_measures_plan(str(QUAKES), attack_seed=3)
+    plan["output"] = {"report": False}
     result = run(plan, tmp_path / "q")
     joint = [r for r in _findings(result) if r["variant"].startswith("with ")]
     assert joint and joint[0]["success_rate"] > 0.9
