@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ..masking.conftest import postgres_server  # noqa: F401 (the shared fixture)
 
@@ -29,7 +30,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
+from veil.datasets import load_nyc_taxi
 from veil.masking import SecretKey
+from veil.release import example_plan
 from veil.server import Platform, ServerConfig, create_app, open_platform
 from veil.server.accounts import create_user
 from veil.server.jobs import claim
@@ -211,6 +214,48 @@ def release_flow(site: Site, *, publish: bool) -> Released:
     return Released(dataset, plan.json()["plan"], job.json()["id"], release)
 
 
+def taxi_csv() -> bytes:
+    """The bundled NYC taxi sample (998 trips), as CSV bytes."""
+    buffer = io.BytesIO()
+    load_nyc_taxi().to_csv(buffer, index=False)
+    return buffer.getvalue()
+
+
+def taxi_plan(**changes: Any) -> str:
+    """The shipped location example as a platform plan (the platform sets the input)."""
+    plan = yaml.safe_load(example_plan("location").read_text(encoding="utf-8"))
+    del plan["input"]
+    plan["output"]["report"] = False
+    plan["evaluation"] = {"metrics": ["distributions"], "attack_seed": 22}
+    plan.update(changes)
+    return yaml.safe_dump(plan, sort_keys=False)
+
+
+def set_limits(site: Site, **limits: float | str) -> Any:
+    """The operator sets the attack limits (four-eyes on, nothing else limited)."""
+    fields = {f"max_attack_success.{a}": str(v) for a, v in limits.items()}
+    return site.login("oscar").post("/api/policy", json={**fields, "four_eyes": "on"})
+
+
+def taxi_job(site: Site, text: str | None = None) -> tuple[int, int, dict[str, Any]]:
+    """Carol uploads the taxi sample (Cedric reviews it) and runs the plan.
+
+    Returns the dataset, the plan and the finished job.
+    """
+    carol = site.login("carol")
+    dataset = upload_profiled(site, carol, taxi_csv(), name="taxi")
+    assign_reviewer(site, dataset)
+    made = carol.post(
+        f"/api/datasets/{dataset}/plans", json={"name": "taxi", "text": text or taxi_plan()}
+    )
+    assert made.status_code == 201, made.text
+    plan = made.json()["plan"]
+    queued = carol.post(f"/api/plans/{plan}/versions/1/jobs", json={"kind": "run"})
+    assert queued.status_code == 201, queued.text
+    site.work()
+    return dataset, plan, carol.get(f"/api/jobs/{queued.json()['id']}").json()
+
+
 def fill_path(template: str, flow: Released, action: str) -> str:
     """A route's path with the ids of ``flow`` (and ``action`` for a release action)."""
     values = {
@@ -277,13 +322,23 @@ def serving(site: Site, *, worker: bool) -> Iterator[str]:
             runner.join(timeout=30)
 
 
+def _served(tmp_path: Path, *, worker: bool) -> Iterator[tuple[str, Site]]:
+    site = _site(tmp_path, None)
+    with serving(site, worker=worker) as url:
+        yield url, site
+    site.platform.db.dispose()
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Site]]:
     """A platform on SQLite served on loopback, with a worker thread running its jobs."""
-    site = _site(tmp_path, None)
-    with serving(site, worker=True) as url:
-        yield url, site
-    site.platform.db.dispose()
+    yield from _served(tmp_path, worker=True)
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[tuple[str, Site]]:
+    """A platform on SQLite served on loopback; the test runs its jobs (``Site.work``)."""
+    yield from _served(tmp_path, worker=False)
 
 
 def sign_in(page: Any, url: str, username: str) -> None:

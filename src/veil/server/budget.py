@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session as DbSession
 
+from veil.attacks import ATTACKS
 from veil.release import Policy, PolicyError
 from veil.release.dataset_ledger import DatasetBudget, DatasetLedger, LedgerEntry, Spend
 from veil.release.steps import TREATMENTS
@@ -30,6 +31,7 @@ from veil.server.errors import InputError
 from veil.server.models import BudgetEntry, Dataset, Job, OperatorPolicy
 
 __all__ = [
+    "ATTACK_LIMITS",
     "METHODS",
     "dataset_ledger",
     "get_policy",
@@ -44,6 +46,12 @@ __all__ = [
 METHODS: tuple[str, ...] = (*TREATMENTS, *MASKS, "anonymization")
 """Every treatment, mask and table step a policy can allow."""
 
+ATTACK_LIMITS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "intersection")
+"""The attacks whose success rate the policy can cap: those a release's own run makes
+(the intersection attack needs a second release of the same records, which one run of a
+plan does not have)."""
+
+_ATTACK_FIELD = "max_attack_success"
 _MAX_K = 1_000_000_000
 _FLOATS = (
     "max_ldp_epsilon",
@@ -73,6 +81,7 @@ def policy_view(row: OperatorPolicy) -> dict[str, Any]:
         "allowed_methods": row.allowed_methods,
         "allow_leaks": row.allow_leaks,
         "four_eyes": row.four_eyes,
+        _ATTACK_FIELD: dict(row.max_attack_success or {}),
         "updated_at": None if row.updated_at is None else row.updated_at.isoformat(),
     }
 
@@ -93,6 +102,44 @@ def _number(name: str, value: Any) -> float | None:
     return number
 
 
+def _rate(name: str, value: Any) -> float | None:
+    if isinstance(value, bool):
+        raise InputError(f"{name}: must be a rate from 0 to 1 or empty, got {value!r}", field=name)
+    number = _number(name, value)
+    if number is not None and number > 1:
+        raise InputError(
+            f"{name}: must be a rate from 0 to 1 (0.05 is 5 %), got {str(value)[:40]!r}",
+            field=name,
+        )
+    return number
+
+
+def _attack_limits(fields: dict[str, Any]) -> dict[str, float] | None:
+    """The largest success rate per attack, from the ``max_attack_success.<attack>``
+    fields (the form's and the API's); None when none is set."""
+    if _ATTACK_FIELD in fields:
+        raise InputError(
+            f"{_ATTACK_FIELD}: give one field per attack, {_ATTACK_FIELD}.<attack> (one of "
+            f"{', '.join(ATTACK_LIMITS)}), each a rate from 0 to 1",
+            field=_ATTACK_FIELD,
+        )
+    limits: dict[str, float] = {}
+    for name, value in fields.items():
+        if not name.startswith(f"{_ATTACK_FIELD}."):
+            continue
+        attack = name.split(".", 1)[1]
+        if attack not in ATTACK_LIMITS:
+            raise InputError(
+                f"{name[:60]}: no attack {attack[:40]!r} to limit; the policy can limit "
+                f"{', '.join(ATTACK_LIMITS)}",
+                field=name[:60],
+            )
+        rate = _rate(name, value)
+        if rate is not None:
+            limits[attack] = rate
+    return limits or None
+
+
 def _flag(value: Any) -> bool:
     return value in (True, "true", "on", "1", 1, "yes")
 
@@ -101,7 +148,9 @@ def update_policy(db: DbSession, who: Identity, fields: dict[str, Any]) -> Opera
     """Set the policy from ``fields`` (operators only); every field is checked first.
 
     Empty numbers mean no limit; ``allowed_methods`` is a list (or comma-separated
-    text) of :data:`METHODS`, empty for any.
+    text) of :data:`METHODS`, empty for any; ``max_attack_success.<attack>`` is the
+    largest success rate, from 0 to 1, allowed for an attack of :data:`ATTACK_LIMITS`
+    (that attack then runs on every release; a field left out lifts its limit).
     """
     require_role(who, "operator")
     values: dict[str, Any] = {name: _number(name, fields.get(name)) for name in _FLOATS}
@@ -137,6 +186,7 @@ def update_policy(db: DbSession, who: Identity, fields: dict[str, Any]) -> Opera
         values["allowed_methods"] = sorted(set(methods))
     else:
         values["allowed_methods"] = None
+    values[_ATTACK_FIELD] = _attack_limits(fields)
     values["allow_leaks"] = _flag(fields.get("allow_leaks"))
     values["four_eyes"] = _flag(fields.get("four_eyes"))
     row = get_policy(db)
@@ -158,6 +208,7 @@ def release_policy(row: OperatorPolicy) -> Policy:
             min_k=row.min_k,
             allowed_methods=None if row.allowed_methods is None else frozenset(row.allowed_methods),
             allow_leaks=row.allow_leaks,
+            max_attack_success=dict(row.max_attack_success or {}) or None,
         )
     except PolicyError as exc:
         raise InputError(str(exc), field="policy") from None

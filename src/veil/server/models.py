@@ -135,7 +135,11 @@ class LoginBackoff(Base):
 
 
 class OperatorPolicy(Base):
-    """The operator's policy (one row): limits no curator can override."""
+    """The operator's policy (one row): limits no curator can override.
+
+    ``max_attack_success`` maps an attack of :mod:`veil.attacks` to the largest success
+    rate a release may let it reach (the attack then runs on every release).
+    """
 
     __tablename__ = "operator_policy"
 
@@ -150,6 +154,7 @@ class OperatorPolicy(Base):
     allowed_methods: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     allow_leaks: Mapped[bool] = mapped_column(Boolean, default=False)
     four_eyes: Mapped[bool] = mapped_column(Boolean, default=True)
+    max_attack_success: Mapped[dict[str, float] | None] = mapped_column(JSON, nullable=True)
     updated_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
     updated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 

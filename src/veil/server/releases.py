@@ -5,9 +5,11 @@ four-eyes on, the curator asks for approval (``awaiting_approval``: the curators
 admin assigned to review the dataset may then see it), one of them approves it
 (``approved``, with any flags :func:`veil.server.reviews.approval_flags` raises) or
 rejects it, and only then can the owner publish it. Publication checks the release's
-files against its manifest (:func:`veil.release.outputs.verify_release`) and, if the
-dataset asks for it, deletes the raw data. Data users see published releases only; the
-confidential report and custodian record are never part of what they see or download.
+attack results against the operator's limits of that moment
+(:func:`veil.server.attack_review.check_publishable`) and its files against its manifest
+(:func:`veil.release.outputs.verify_release`) and, if the dataset asks for it, deletes
+the raw data. Data users see published releases only; the confidential report, the
+custodian record and the attack results are never part of what they see or download.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from veil.release import PlanError
 from veil.release.dataset_ledger import Spend
 from veil.release.outputs import verify_release
 from veil.server.accounts import Identity, event, now
+from veil.server.attack_review import check_publishable, recorded_attacks
 from veil.server.budget import get_policy, settle
 from veil.server.config import ServerConfig
 from veil.server.datasets import delete_raw
@@ -37,6 +40,7 @@ from veil.server.reviews import approval_flags, is_reviewer, reviewers
 __all__ = [
     "adopt_committed",
     "approve",
+    "attack_results",
     "csv_export",
     "privacy_summary",
     "publish",
@@ -268,7 +272,9 @@ def publish(db: DbSession, config: ServerConfig, who: Identity, release: Release
         raise Conflict(
             f"release {release.id}: is {release.status}; it must be {need}", field="release"
         )
-    folder = job_paths(config, _job(db, release)).release
+    paths = job_paths(config, _job(db, release))
+    check_publishable(release, recorded_attacks(paths.custodian), get_policy(db))
+    folder = paths.release
     try:
         verify_release(folder)
     except PlanError as exc:
@@ -303,6 +309,11 @@ def release_file(db: DbSession, config: ServerConfig, release: Release) -> Path:
 def manifest_text(release: Release) -> str:
     """The public manifest, as JSON."""
     return json.dumps(release.manifest, indent=2, default=str) + "\n"
+
+
+def attack_results(db: DbSession, config: ServerConfig, release: Release) -> dict[str, Any] | None:
+    """The attacks its run made on a shadow release (custodian record; None if none)."""
+    return recorded_attacks(job_paths(config, _job(db, release)).custodian)
 
 
 def report_html(db: DbSession, config: ServerConfig, release: Release) -> str | None:

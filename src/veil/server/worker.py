@@ -6,7 +6,9 @@ reserves its spend again with :func:`veil.server.budget.reserve`, the same atomi
 the queue made (either may have changed since the job was queued), decrypts the dataset
 into its own memory (:func:`veil.server.datasets.read_records`: the plain records are
 never written to disk) and hands them to :func:`veil.release.run` with a progress
-callback and a :class:`~veil.release.CancelToken`. With a Dask scheduler address in the
+callback, a :class:`~veil.release.CancelToken` and the policy (whose attack limits make
+the run attack a shadow release of the plan first, and refuse it, writing nothing, when
+an attack succeeds more often than its limit). With a Dask scheduler address in the
 configuration the run goes to ``DaskEngine(scheduler)``; the platform never starts a
 scheduler.
 
@@ -37,6 +39,7 @@ from veil.release import (
     CancelToken,
     Plan,
     Policy,
+    PolicyError,
     Progress,
     load_plan,
     render_ledger,
@@ -143,8 +146,13 @@ def _finish(
     status: str,
     error: str | None,
     result: dict[str, Any] | None,
+    audited: str | None = None,
 ) -> str:
-    """Record the job's end if it is still this worker's; its status (or :data:`LOST`)."""
+    """Record the job's end if it is still this worker's; its status (or :data:`LOST`).
+
+    The audit event says ``audited`` in place of ``error`` when given (an error that
+    quotes figures measured on the raw records, which only the job's curator sees).
+    """
     with db.session() as session:
         job = held(session, job_id, worker)
         if job is None:
@@ -160,7 +168,7 @@ def _finish(
             job.id,
             actor="worker",
             actor_role="system",
-            error=error,
+            error=error if audited is None else audited,
         )
     return status
 
@@ -197,16 +205,30 @@ def _prepare(
     return plan, policy, records
 
 
+_ATTACK_LIMITS = "policy.max_attack_success"
+
+
 def _stopped(db: Database, job_id: int, worker: str | None, exc: Exception) -> str:
-    """Record why a job stopped (cancelled, refused, or an internal error); its status."""
+    """Record why a job stopped (cancelled, refused, or an internal error); its status.
+
+    A run refused by the policy's attack limits names each attack and its success rate
+    in the job's error, for its curator; the audit log (read by admins) names the limit
+    only, since the rates are measured on the raw records.
+    """
+    audited = None
     if isinstance(exc, Cancelled):
         status, message = "cancelled", str(exc)
     elif isinstance(exc, VeilError):
         status, message = "failed", str(exc)
+        if isinstance(exc, PolicyError) and message.startswith(_ATTACK_LIMITS):
+            audited = (
+                f"{_ATTACK_LIMITS}: the release's attacks beat the operator's limits (the "
+                "rates are in the job, for its curator); nothing was written"
+            )
     else:
         _LOG.exception("job %s failed", job_id, exc_info=exc)
         status, message = "failed", "internal error: the job stopped; see the server log"
-    return _finish(db, job_id, worker, status, message, None)
+    return _finish(db, job_id, worker, status, message, None, audited)
 
 
 def _profile(

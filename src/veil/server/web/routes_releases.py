@@ -14,6 +14,7 @@ from veil.server.access import (
     release_for_review,
 )
 from veil.server.accounts import event
+from veil.server.attack_review import attack_view
 from veil.server.errors import NotFound
 from veil.server.models import (
     Release,
@@ -43,13 +44,16 @@ _REPORT_CSP_EXTRA = "; frame-ancestors 'self'; base-uri 'none'; form-action 'non
 def release_detail(ctx: Ctx, release_id: int) -> Page:
     release, owner = release_for_review(ctx.db, ctx.user, int(release_id))
     event(ctx.db, ctx.user, "release.view", "release", release.id)
+    policy = budget.get_policy(ctx.db)
     return Page(
         "release.html",
         {
             "release": releases.release_view(ctx.db, release, public=False),
             "owner": owner,
             "manifest": release.manifest,
-            "four_eyes": budget.get_policy(ctx.db).four_eyes,
+            "four_eyes": policy.four_eyes,
+            # Custodian-side (measured on the raw records): this page's viewers only.
+            "attacks": attack_view(releases.attack_results(ctx.db, ctx.config, release), policy),
         },
     )
 

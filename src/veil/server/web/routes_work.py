@@ -17,6 +17,7 @@ from veil.server.access import (
     version_of,
 )
 from veil.server.accounts import event
+from veil.server.attack_review import ATTACK_LABELS
 from veil.server.errors import InputError
 from veil.server.models import (
     Dataset,
@@ -59,6 +60,7 @@ def policy(ctx: Ctx) -> Page:
         {
             "policy": budget.policy_view(budget.get_policy(ctx.db)),
             "methods": budget.METHODS,
+            "attacks": [{"name": a, "label": ATTACK_LABELS[a]} for a in budget.ATTACK_LIMITS],
             "saved": ctx.fields.get("saved") == "1",
         },
     )
