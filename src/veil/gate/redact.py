@@ -1,12 +1,13 @@
 """Secrets removed from every text that leaves veil: errors, logs, records.
 
-A database URL may carry credentials in its user part (``postgresql://u:pw@host/db``),
-in its query (``?password=...``, ``?sslpassword=...``) or in a libpq keyword string
-(``host=h password=...``). :func:`redact` removes all of them from a text, whatever
-the form; :func:`redact_url` reduces one URL to what may be shown: its scheme, host,
-port, path and the query parameters known to hold no secret (:data:`SAFE_QUERY`), the
-others' values replaced by ``***``. Long runs of hexadecimal digits (key material, 40
-digits and more) are replaced as well.
+A database URL may carry credentials in its user part (``postgresql://u:pw@host/db``,
+or ``u:pw@host`` quoted without its scheme), in its query (``?password=...``,
+``?sslpassword=...``) or in a libpq keyword string (``host=h password=...``).
+:func:`redact` removes all of them from a text, whatever the form; :func:`redact_url`
+reduces one URL to what may be shown: its scheme, host, port, path and the query
+parameters known to hold no secret (:data:`SAFE_QUERY`), the others' values replaced by
+``***``. Long runs of hexadecimal digits (key material, 40 digits and more) are replaced
+as well.
 
 The release gate applies :func:`redact` to every error message the command line prints,
 to every error a platform job records, and checks the public manifest with it
@@ -47,6 +48,8 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
 _NAMES = r"(?:ssl)?pass(?:word|wd)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
 _SECRET_NAME = re.compile(rf"(?i){_NAMES}")
 _SECRET_PAIR = re.compile(rf"(?i)\b({_NAMES})(\s*=\s*)('[^']*'|\"[^\"]*\"|[^\s&;,'\"]+)")
+# ``user:password@host`` outside a URL (a library quoting an address without its scheme).
+_USERINFO = re.compile(r"(?<![\w/.:@-])[^\s'\"<>`@/:]+:[^\s'\"<>`@/]+@(?=[\w\[])")
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{40,}(?![0-9a-fA-F])")
 
 
@@ -99,8 +102,11 @@ def redact(text: str, *, key_material: bool = True) -> str:
     'cannot open postgresql://h/db?password=*** (refused)'
     >>> redact("host=db password=hunter2 dbname=v")
     'host=db password=*** dbname=v'
+    >>> redact("invalid address 'u:pw@h:8786'")
+    "invalid address 'h:8786'"
     """
     out = _URL.sub(lambda m: redact_url(m.group(0)), str(text))
+    out = _USERINFO.sub("", out)
     out = _SECRET_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _HEX_KEY.sub("[key material]", out) if key_material else out
 

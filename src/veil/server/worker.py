@@ -28,12 +28,14 @@ import logging
 import shutil
 import threading
 import time
+import traceback
 from typing import Any
 
 import pandas as pd
 from sqlalchemy import func, select
 
 from veil.errors import VeilError
+from veil.gate import redact
 from veil.release import (
     Cancelled,
     CancelToken,
@@ -152,7 +154,11 @@ def _finish(
 
     The audit event says ``audited`` in place of ``error`` when given (an error that
     quotes figures measured on the raw records, which only the job's curator sees).
+    Both pass the release gate's :func:`veil.gate.redact`: no credential (of a
+    scheduler address, a database URL, a key) is ever recorded.
     """
+    error = None if error is None else redact(error)
+    audited = None if audited is None else redact(audited)
     with db.session() as session:
         job = held(session, job_id, worker)
         if job is None:
@@ -226,7 +232,14 @@ def _stopped(db: Database, job_id: int, worker: str | None, exc: Exception) -> s
                 "rates are in the job, for its curator); nothing was written"
             )
     else:
-        _LOG.exception("job %s failed", job_id, exc_info=exc)
+        # The exception's text may quote a secret: the log gets it redacted, and the
+        # traceback's frames without it.
+        _LOG.error(
+            "job %s failed: %s\n%s",
+            job_id,
+            redact(f"{type(exc).__name__}: {exc}"),
+            "".join(traceback.format_tb(exc.__traceback__)),
+        )
         status, message = "failed", "internal error: the job stopped; see the server log"
     return _finish(db, job_id, worker, status, message, None, audited)
 
