@@ -6,13 +6,15 @@ Three parts, in one run:
    ``adult_hierarchy_<attr>.csv`` files), six configurations. With ``--arx-peer DIR``
    ARX itself runs beside veil: ``DIR/arx-peer`` is a program speaking the line protocol
    below (a Java harness around ARX's ``ARXAnonymizer``, built outside this repository:
-   benchmarks/README.md says how). Per configuration the JVM is first warmed with
-   ``--arx-warmup`` runs of it, veil with 3, then ``--rounds`` rounds alternate one ARX
-   run and one veil run; the table gives min / median / max of each, the ratio of the
-   medians and the load average. veil's time is printed twice: the whole call (the
-   released DataFrame included) and its search alone, up to the start of the release:
-   the point where ARX's ``anonymize()`` ends (ARX builds its output on demand,
-   ``getOutput()``, timed apart by the harness). Without ``--arx-peer`` only veil runs.
+   benchmarks/README.md says how). The JVM is first warmed with ``--arx-warmup`` runs of
+   the first configuration (default 200), each further configuration with
+   ``--arx-warmup-each`` runs of its own (default 20), veil with 3; then ``--rounds``
+   rounds alternate one ARX run and one veil run; the table gives min / median / max of
+   each, the ratio of the medians and the load average. veil's time is printed twice:
+   the whole call (the released DataFrame included) and its search alone, up to the
+   start of the release: the point where ARX's ``anonymize()`` ends (ARX builds its
+   output on demand, ``getOutput()``, timed apart by the harness). Without
+   ``--arx-peer`` only veil runs.
    ``--phases`` adds veil's CPU time per phase (encoding, set-up, base table,
    evaluations, rest of the search, release) from separate profiled runs.
 2. anjana's Adult example (k = 10, six QIs, race as identifier, ``supp_level = 50``,
@@ -304,7 +306,12 @@ def _veil_run(run: Callable[[], Any]) -> tuple[float, float, Any]:
 
 
 def bench_arx(
-    rounds: int, phases: bool, peer_dir: Path | None, warmup: int, match: str = ""
+    rounds: int,
+    phases: bool,
+    peer_dir: Path | None,
+    warmup: int,
+    match: str = "",
+    warmup_each: int = 20,
 ) -> list[dict[str, Any]]:
     df = pd.read_csv(ARX_DIR / "adult.csv", sep=";", dtype=str, keep_default_na=False)
     hier = {
@@ -332,7 +339,10 @@ def bench_arx(
 
             spec = f"{','.join(qis)} {models[0].k} {supp} {arx_model}"
             load_before = _load()
-            warm_s = float(peer.ask(f"warm {spec} {warmup}")[0]) if peer else 0.0
+            # The JVM is warmed once with `warmup` runs (of the first configuration),
+            # then each configuration with `warmup_each` runs of its own.
+            runs = warmup if not out else warmup_each
+            warm_s = float(peer.ask(f"warm {spec} {runs}")[0]) if peer else 0.0
             for _ in range(3):
                 run()
             whole: list[float] = []
@@ -372,7 +382,7 @@ def bench_arx(
             if peer is not None:
                 arx_levels, arx_loss, arx_suppressed = arx_answer[2], arx_answer[3], arx_answer[4]
                 record |= {
-                    "arx_warmup_runs": warmup,
+                    "arx_warmup_runs": runs,
                     "arx_warmup_seconds": warm_s,
                     "arx_seconds": arx,
                     "arx_output_seconds": arx_output,
@@ -417,7 +427,8 @@ def bench_arx(
     print(
         f"1. ARX Adult ({len(df):,} rows), {rounds} rounds"
         + (
-            f", ARX and veil alternating, ARX warmed with {warmup} runs per configuration"
+            f", ARX and veil alternating; the JVM warmed with {warmup} runs of the first "
+            f"configuration, then {warmup_each} of each next one before its rounds"
             if peer
             else ", veil only"
         )
@@ -619,7 +630,13 @@ def main() -> None:
         "--rounds", type=int, default=5, help="alternating ARX / veil rounds (at least 3)"
     )
     parser.add_argument(
-        "--arx-warmup", type=int, default=200, help="ARX runs per configuration before its rounds"
+        "--arx-warmup", type=int, default=200, help="ARX runs warming the JVM (first configuration)"
+    )
+    parser.add_argument(
+        "--arx-warmup-each",
+        type=int,
+        default=20,
+        help="ARX runs of each further configuration before its rounds",
     )
     parser.add_argument(
         "--repeats", type=int, default=3, help="timed runs of veil in parts 2 and 3 (best kept)"
@@ -680,7 +697,12 @@ def main() -> None:
     }
     if 1 in parts:
         results["arx"] = bench_arx(
-            args.rounds, args.phases, args.arx_peer, args.arx_warmup, args.match
+            args.rounds,
+            args.phases,
+            args.arx_peer,
+            args.arx_warmup,
+            args.match,
+            args.arx_warmup_each,
         )
     if 2 in parts and args.anjana_data is not None:
         ANJANA_DIR = args.anjana_data
