@@ -782,8 +782,9 @@ def report(
     if custodian is None:
         print_note(
             "without --custodian, ORIGINAL is not checked against the release's input, and "
-            "what the run measured on the raw records (risk before release, the search's "
-            "scores and review) is left out; give the custodian.json of the release"
+            "what the run measured on the raw records (risk before release, the attacks on "
+            "its shadow release, the search's scores and review) is left out; give the "
+            "custodian.json of the release"
         )
     else:
         with errors_about("--custodian"):
@@ -884,6 +885,6 @@ def demo(
             print_text(f"  the report flags {subject}: {why}")
     print_text(f"\nmap of the masked pickups: {result.map_path}")
     print_text(
-        "open the report.html files in a browser: ledger, risk before and after, "
-        "distributions, utility, maps"
+        "open the report.html files in a browser: ledger, risk before and after, the "
+        "attacks on each release, distributions, utility, maps"
     )
