@@ -294,3 +294,29 @@ def test_a_job_error_never_holds_the_schedulers_password(
     assert SECRET not in caplog.text
     assert SECRET not in carol.get(f"/jobs/{view['id']}").text
     _nothing_published(site)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [f"postgresql+psycopg://veil:{SECRET}@127.0.0.1:9/veil",
+     f"postgresql+psycopg://127.0.0.1:9/veil?user=veil&password={SECRET}&sslpassword={SECRET}"],
+    ids=["user part", "query"],
+)  # fmt: skip
+def test_veil_serve_names_a_database_it_cannot_open_without_its_password(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    url: str,
+) -> None:
+    from veil.cli import main
+    from veil.masking import SecretKey
+
+    monkeypatch.setenv("VEIL_SERVER_KEY", SecretKey.generate().reveal().hex())
+    code = main(["serve", "--data", str(tmp_path / "data"), "--database-url", url])
+    printed = capsys.readouterr()
+    assert code == 2
+    error = printed.err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("veil: error: database_url: cannot open")
+    assert "127.0.0.1:9/veil" in error[0] and "refused" in error[0]
+    assert SECRET not in printed.out + printed.err + caplog.text

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from veil.cli.errors import ExitCode
+from veil.cli.errors import ExitCode, reporting_errors
 
 __all__ = ["app", "serve", "ui"]
 
@@ -163,6 +163,7 @@ def _start(
         listener.close()
 
 
+@reporting_errors
 def serve(
     data: Annotated[Path, typer.Option("--data", help="Folder of the platform's files.")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -247,6 +248,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@reporting_errors
 def ui(
     data: Annotated[Path, typer.Option("--data", help="Folder of the files.")] = Path("~/.veil-ui"),
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 0,

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from veil.atomic import private_folder
+from veil.gate import redact, redact_url
 from veil.masking import SecretKey
 from veil.server.accounts import create_user
 from veil.server.audit import AuditReport, initial_head, rekey, verify_audit
@@ -28,6 +30,7 @@ from veil.server.budget import get_policy
 from veil.server.config import ServerConfig
 from veil.server.custody import KeyRing, load_server_key
 from veil.server.database import Database, private_sqlite_file
+from veil.server.errors import InputError
 from veil.server.jobs import reclaim
 from veil.server.models import User
 from veil.server.security import new_token
@@ -61,13 +64,29 @@ def open_platform(config: ServerConfig, *, key: SecretKey | None = None) -> Plat
     config : ServerConfig
     key : SecretKey, optional
         The server key; by default read from ``config.key_env`` or ``config.key_file``.
+
+    Raises
+    ------
+    InputError
+        The database cannot be opened: the message names it without its credentials
+        (:func:`veil.gate.redact_url`) and says why in one line.
     """
     private_folder(config.data_dir)
     server_key = key if key is not None else load_server_key(config.key_env, config.key_file)
     keyring = KeyRing(server_key)
     private_sqlite_file(config.url)
-    db = Database(config.url, audit_key=keyring.audit_key, checkpoints=config.checkpoints)
-    db.migrate()
+    db = None
+    try:
+        db = Database(config.url, audit_key=keyring.audit_key, checkpoints=config.checkpoints)
+        db.migrate()
+    except SQLAlchemyError as exc:
+        if db is not None:
+            db.dispose()
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:300]
+        raise InputError(
+            redact(f"database_url: cannot open {redact_url(config.url)} ({reason})"),
+            field="database_url",
+        ) from None
     with db.session() as session:
         initial_head(session)
         rekey(session)
