@@ -493,3 +493,25 @@ def test_veil_init_drafts_the_copies_as_dropped_so_its_plan_releases(
     released = veil("release", plan, "--out", tmp_path / "rel")
     assert released.code == 0, released.err
     assert not set(COPIES) & set(pd.read_csv(tmp_path / "rel" / "release.csv").columns)
+
+
+def test_every_guarantee_states_its_notion_unit_and_neighbouring_relation(
+    tmp_path: Path,
+) -> None:
+    # Issue 18, item 13: a budget without its neighbouring relation says too little.
+    expected = {
+        ("ldp", "record"): "any two values of one record",
+        ("metric", "metre"): "any two locations",
+        ("syntactic", "record"): "none: a property of the released table",
+    }
+    seen = set()
+    for example in sorted(EXAMPLES.glob("*.yaml")):
+        loaded = load_plan(example)
+        plan = loaded.model_copy(
+            update={"output": loaded.output.model_copy(update={"report": False})}
+        )
+        for guarantee in run(plan, tmp_path / example.stem, rng=1).manifest["guarantees"]:
+            key = (guarantee["notion"], guarantee["unit"])
+            assert guarantee["neighbouring"].startswith(expected[key]), guarantee
+            seen.add(key)
+    assert seen == set(expected)

@@ -96,6 +96,9 @@ def test_a_share_plan_keeps_q_exact_and_spends_at_most_its_bound(
     assert step["cost"]["notion"] == "dp-synthetic"
     assert step["cost"]["epsilon"] <= bound.epsilon * (1 + 1e-9)
     assert manifest["totals"]["synthetic"]["epsilon"] == pytest.approx(bound.epsilon)
+    (synthetic,) = [g for g in manifest["guarantees"] if g["notion"] == "dp-synthetic"]
+    assert synthetic["unit"] == "dataset"
+    assert synthetic["neighbouring"].startswith("two tables that differ by adding or removing")
     assert manifest["not_protected"]["released_exactly_not_covered_by_dp"] == ["sex", "region"]
     assert manifest["not_protected"]["columns_kept_as_is"] == []
     assert "NOT covered by any DP guarantee" in manifest["share"]["guarantee"]
