@@ -138,9 +138,14 @@ def equal_distance_emd(n_classes: int, cls: _Ints, q: _Floats, p: _Floats) -> _F
     value's share in it and in the table. Absent values contribute P(v) each, 1 minus
     the present values' P in all.
     """
-    gap = np.bincount(cls, weights=np.abs(q - p), minlength=n_classes)
-    present = np.bincount(cls, weights=p, minlength=n_classes)
-    emd: _Floats = 0.5 * (gap + np.maximum(1.0 - present, 0.0))
+    difference = q - p
+    np.abs(difference, out=difference)
+    emd: _Floats = np.bincount(cls, weights=difference, minlength=n_classes)
+    absent = np.bincount(cls, weights=p, minlength=n_classes)
+    np.subtract(1.0, absent, out=absent)  # the absent values' P, 1 - the present ones'
+    np.maximum(absent, 0.0, out=absent)
+    emd += absent
+    emd *= 0.5
     return emd
 
 

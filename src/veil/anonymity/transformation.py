@@ -195,6 +195,7 @@ class TableCache:
         self.base = base
         self.budget = budget_rows
         self.tables: dict[tuple[int, ...], Table] = {}
+        self.sizes: dict[tuple[int, ...], int] = {}  # rows of each cached table
         self.levels = np.zeros((64, d), dtype=np.int16)
         self.rows = np.zeros(64, dtype=np.int64)
         self.keys: list[tuple[int, ...]] = []
@@ -212,12 +213,14 @@ class TableCache:
         self.levels[slot] = node
         self.rows[slot] = len(table)
         self.tables[node] = table
+        self.sizes[node] = len(table)
         self.total += len(table)
         while self.total > self.budget and self.oldest < slot:
             if self.rows[self.oldest]:
                 self.total -= int(self.rows[self.oldest])
                 self.rows[self.oldest] = 0
                 del self.tables[self.keys[self.oldest]]
+                del self.sizes[self.keys[self.oldest]]
             self.oldest += 1
 
     def source(self, node: tuple[int, ...]) -> tuple[tuple[int, ...] | None, Table]:
@@ -232,7 +235,7 @@ class TableCache:
             if node[j] > 0 and (finer := (*node[:j], node[j] - 1, *node[j + 1 :])) in self.tables
         ]
         if near:
-            finer = min(near, key=lambda f: len(self.tables[f]))
+            finer = min(near, key=self.sizes.__getitem__)
             return finer, self.tables[finer]
         count = len(self.keys)
         if count:
@@ -568,10 +571,9 @@ class Problem:
                 pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
             )
         verdicts = [model._accepts(classes) for model in self.models]
-        ok = np.logical_and.reduce(verdicts) if len(verdicts) > 1 else verdicts[0].copy()
-        monotone = [v for v, m in zip(verdicts, self.monotone_models, strict=True) if m]
-        monotone_ok = (
-            np.logical_and.reduce(monotone) if monotone else np.ones(n_classes, dtype=bool)
+        ok = _all_of(verdicts, n_classes)
+        monotone_ok = _all_of(
+            [v for v, m in zip(verdicts, self.monotone_models, strict=True) if m], n_classes
         )
         suppressed = 0 if ok.all() else int(sizes[~ok].sum())
         if self.recheck and 0 < suppressed <= self.max_out:
@@ -702,6 +704,20 @@ class Problem:
         key, _ = _combine(both, radices)
         kept: npt.NDArray[np.bool_] = np.isin(key[: self.rows], key[self.rows :][outcome.kept])
         return kept
+
+
+def _all_of(verdicts: list[npt.NDArray[np.bool_]], n: int) -> npt.NDArray[np.bool_]:
+    """A new array, True where every verdict is (all True when there is none).
+
+    Pairwise ``&``: ``np.logical_and.reduce`` of a list first stacks it into a new 2-D
+    array.
+    """
+    if not verdicts:
+        return np.ones(n, dtype=bool)
+    out = verdicts[0].copy()
+    for verdict in verdicts[1:]:
+        out &= verdict
+    return out
 
 
 def _values(column: pd.Series) -> Any:
