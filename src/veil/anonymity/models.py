@@ -140,7 +140,9 @@ def equal_distance_emd(n_classes: int, cls: _Ints, q: _Floats, p: _Floats) -> _F
     """
     difference = q - p
     np.abs(difference, out=difference)
-    emd: _Floats = np.bincount(cls, weights=difference, minlength=n_classes)
+    emd: _Floats = np.bincount(cls, weights=difference, minlength=n_classes).astype(
+        np.float64, copy=False
+    )
     absent = np.bincount(cls, weights=p, minlength=n_classes)
     np.subtract(1.0, absent, out=absent)  # the absent values' P, 1 - the present ones'
     np.maximum(absent, 0.0, out=absent)
