@@ -20,7 +20,7 @@ as control; :func:`run_battery` does that and runs every applicable attack. Resu
 computed from raw records: they belong to the custodian, never to a public manifest.
 """
 
-from veil.attacks.battery import ATTACKS, run_battery
+from veil.attacks.battery import ATTACKS, LABELS, run_battery
 from veil.attacks.inference import inference
 from veil.attacks.intersection import intersection
 from veil.attacks.linkability import linkability
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_FRACTION",
     "DEFAULT_MARGIN",
     "DEFAULT_SAMPLE",
+    "LABELS",
     "AttackResult",
     "AttackSpec",
     "BatteryResult",

@@ -46,6 +46,16 @@ ATTACKS: Mapping[str, Attack] = {
 }
 """The attacks by name, in the order the battery runs them."""
 
+LABELS: Mapping[str, str] = {
+    "singling_out": "Singling out",
+    "linkability": "Linkability",
+    "inference": "Attribute inference",
+    "location": "Location re-identification",
+    "membership": "Membership inference",
+    "intersection": "Intersection of two releases",
+}
+"""Each attack's name in words, as reports and pages show it."""
+
 
 def _why_not(
     name: str,

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from veil.attacks import LABELS
 from veil.release import PolicyError
 from veil.release.policy import check_attack_limits
 from veil.server.budget import release_policy
@@ -29,15 +30,8 @@ from veil.server.models import OperatorPolicy, Release
 
 __all__ = ["ATTACK_LABELS", "attack_view", "check_publishable", "recorded_attacks"]
 
-ATTACK_LABELS = {
-    "singling_out": "Singling out",
-    "linkability": "Linkability",
-    "inference": "Attribute inference",
-    "location": "Location re-identification",
-    "membership": "Membership inference (synthetic data)",
-    "intersection": "Intersection of two releases",
-}
-"""Each attack of :mod:`veil.attacks` as the pages name it."""
+ATTACK_LABELS = LABELS
+"""Each attack of :mod:`veil.attacks` as the pages name it (:data:`veil.attacks.LABELS`)."""
 
 _BASELINES = {
     "control": "held-out records",

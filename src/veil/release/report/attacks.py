@@ -26,20 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from veil.attacks import LABELS
 from veil.release.report.context import _Context
 from veil.release.report.glossary import _explained, _term
 from veil.release.report.page import _e, _fmt, _link, _names, _p, _pct, _Raw, _share, _table
 from veil.release.report.treatments import _epsilon
 
 # Each attack's name in words, and the definition it links to.
-_LABELS: Final[dict[str, str]] = {
-    "singling_out": "Singling out",
-    "linkability": "Linkability",
-    "inference": "Attribute inference",
-    "location": "Location re-identification",
-    "membership": "Membership inference",
-    "intersection": "Intersection of two releases",
-}
+_LABELS: Final = LABELS
 _TERMS: Final[dict[str, str]] = {
     "singling_out": "singling-out",
     "linkability": "linkability",
