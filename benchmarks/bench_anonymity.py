@@ -319,7 +319,7 @@ def bench_arx(
         for q in dict.fromkeys(QIS9)
     }
     peer = ArxPeer(peer_dir, ARX_DIR) if peer_dir is not None else None
-    out = []
+    out: list[dict[str, Any]] = []
     rows = []
     try:
         for name, qis, models, sensitive, supp, arx_model, published in ARX_CASES:
