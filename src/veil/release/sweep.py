@@ -60,20 +60,12 @@ import math
 import numbers
 import os
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pandas.api.types import (
-    is_bool_dtype,
-    is_complex_dtype,
-    is_numeric_dtype,
-    is_object_dtype,
-    is_string_dtype,
-)
 
 from veil.atomic import write_atomic
 from veil.datasets import ADULT_BOUNDS, ADULT_DOMAINS
@@ -100,7 +92,14 @@ from veil.mechanisms import (
     PrivacyLedger,
     RandomizedResponse,
 )
-from veil.metrics import CorrelationMethod, correlation_loss, divergence_distributions
+from veil.metrics import CorrelationMethod
+from veil.release.sweep_metrics import (
+    Target,
+    correlation_metric,
+    divergence_metric,
+    is_number,
+    is_text,
+)
 from veil.rng import RngLike, resolve_rng, spawn
 
 __all__ = [
@@ -187,19 +186,6 @@ _METRIC_LABELS: Final[Mapping[str, str]] = {
 # --------------------------------------------------------------------------- inputs
 
 
-@dataclass(frozen=True)
-class _Target:
-    """The swept column, checked and encoded once for every run."""
-
-    name: Hashable
-    values: npt.NDArray[Any]  # numbers for numerical mechanisms
-    codes: npt.NDArray[np.int64] | None  # codes over ``domain`` for categorical ones
-    labels: pd.Categorical | None  # the same codes as a categorical over ``domain``
-    domain: npt.NDArray[Any] | None
-    integer: bool
-    categorical_dtype: bool
-
-
 def _as_list(value: Any, name: str) -> list[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
         return [value]
@@ -242,16 +228,6 @@ def _check_runs(runs: Any) -> int:
     return int(runs)
 
 
-def _is_text(dtype: Any) -> bool:
-    return (
-        isinstance(dtype, pd.CategoricalDtype) or is_object_dtype(dtype) or is_string_dtype(dtype)
-    )
-
-
-def _is_number(dtype: Any) -> bool:
-    return is_numeric_dtype(dtype) and not is_bool_dtype(dtype) and not is_complex_dtype(dtype)
-
-
 def _target(
     df: pd.DataFrame,
     column: Hashable,
@@ -259,7 +235,7 @@ def _target(
     bounds: tuple[float, float] | None,
     domain: Sequence[Any] | None,
     delta: float | None,
-) -> _Target:
+) -> Target:
     if column not in df.columns:
         raise ColumnError(f"column: {column!r} is not in df; columns are {list(df.columns)}")
     series = df[column]
@@ -279,9 +255,9 @@ def _target(
             "categories; sweep them in separate calls"
         )
     values: npt.NDArray[Any] = series.to_numpy()
-    integer = bool(_is_number(series.dtype) and series.dtype.kind in "iu")
+    integer = bool(is_number(series.dtype) and series.dtype.kind in "iu")
     if numerical:
-        if not _is_number(series.dtype):
+        if not is_number(series.dtype):
             raise DataTypeError(
                 f"column: {column!r} has dtype {series.dtype}; mechanisms {numerical} need a "
                 "numeric column"
@@ -328,21 +304,21 @@ def _target(
                 f"column: {column!r} holds values outside domain=, e.g. {list(outside)}"
             )
         labels = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(index))
-    return _Target(
+    return Target(
         name=column,
         values=values,
         codes=codes,
         labels=labels,
         domain=categories,
         integer=integer,
-        categorical_dtype=_is_text(series.dtype),
+        categorical_dtype=is_text(series.dtype),
     )
 
 
 def _check_cells(
     mechanisms: list[str],
     epsilons: list[float],
-    target: _Target,
+    target: Target,
     bounds: tuple[float, float] | None,
     delta: float | None,
     gaussian_calibration: Calibration,
@@ -371,178 +347,13 @@ def _check_cells(
                 RandomizedResponse(eps, k)
 
 
-# --------------------------------------------------------------------------- metrics
-
-
-class _Metric:
-    """Scores the releases of one column; ``score`` takes the runs of one cell at once."""
-
-    def score(self, released: list[npt.NDArray[Any]]) -> list[float]:
-        raise NotImplementedError
-
-
-class _Divergence(_Metric):
-    def __init__(self, target: _Target, name: str) -> None:
-        self._name = name
-        self._column = target.name
-        # Codes stand for categories: the divergences see labels, not their spelling.
-        original = target.codes if target.codes is not None else target.values
-        self._original = pd.DataFrame({target.name: original})
-
-    def score(self, released: list[npt.NDArray[Any]]) -> list[float]:
-        return [
-            divergence_distributions(
-                self._original, pd.DataFrame({self._column: values}), self._column
-            )[self._name]
-            for values in released
-        ]
-
-
-class _CorrelationLossByFrame(_Metric):
-    """The general path: :func:`veil.metrics.correlation_loss` on every release."""
-
-    def __init__(
-        self, df: pd.DataFrame, target: _Target, features: list[Hashable], method: str
-    ) -> None:
-        self._original = df[features]
-        self._target = target
-        self._features = features
-        self._method: CorrelationMethod = method  # type: ignore[assignment]
-
-    def score(self, released: list[npt.NDArray[Any]]) -> list[float]:
-        target = self._target
-        out = []
-        for values in released:
-            column: npt.NDArray[Any] = values
-            if target.domain is not None:
-                column = target.domain[values]
-                if not target.categorical_dtype:
-                    column = column.astype(np.float64)
-            dp = self._original.drop(columns=[target.name])
-            dp[target.name] = column
-            out.append(correlation_loss(self._original, dp, self._features, self._method))
-        return out
-
-
-class _PearsonLoss(_Metric):
-    """Correlation loss of Pearson correlations when only one feature changes.
-
-    Equal to :func:`veil.metrics.correlation_loss` (same integer coding of categorical
-    features, same pairs), computed from the one row of the correlation matrix that a
-    release of the swept column can change: all runs of a cell in one matrix product.
-    Valid on complete features only (no pairwise deletion).
-    """
-
-    def __init__(self, df: pd.DataFrame, target: _Target, features: list[Hashable]) -> None:
-        n = len(df)
-        others = [f for f in features if f != target.name]
-        coded = np.empty((n, len(others)), dtype=np.float64)
-        for j, feature in enumerate(others):
-            coded[:, j] = _coded(df[feature])
-        centred = coded - coded.mean(axis=0)
-        norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
-        self._unit = centred / norms
-        self._target = target
-        d = len(features)
-        self._pairs = d * (d - 1)
-        self._scale = 100.0 / _mean_abs_correlation(df[features])
-        self._lookup = np.empty(0, dtype=np.int64)
-        self._present = 0
-        if target.codes is not None and target.categorical_dtype:
-            # The metric codes a categorical feature by first appearance over the original
-            # rows, then the released ones: categories absent from the original come last.
-            codes, uniques = pd.factorize(df[target.name], sort=False)
-            self._lookup = pd.Index(uniques, dtype=object).get_indexer(target.domain)
-            self._present = len(uniques)
-            original = codes.astype(np.float64)
-        elif target.codes is not None:
-            original = np.asarray(target.domain, dtype=np.float64)[target.codes]
-        else:
-            original = target.values.astype(np.float64)
-        self._rho = self._row(original[:, None])[:, 0]
-
-    def _encode(self, released: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-        target = self._target
-        if target.codes is None:
-            return np.asarray(released, dtype=np.float64)
-        assert target.domain is not None
-        if not target.categorical_dtype:
-            return np.asarray(target.domain[released], dtype=np.float64)
-        mapped = self._lookup[released]
-        new = np.flatnonzero(mapped < 0)
-        if new.size:
-            categories, first = np.unique(released[new], return_index=True)
-            extra = np.empty(target.domain.size, dtype=np.int64)
-            extra[categories[np.argsort(first)]] = self._present + np.arange(categories.size)
-            mapped[new] = extra[released[new]]
-        return np.asarray(mapped, dtype=np.float64)
-
-    def _row(self, columns: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        centred = columns - columns.mean(axis=0)
-        norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # A constant release has no correlation: NaN, as pandas gives.
-            return np.asarray((self._unit.T @ centred) / norms, dtype=np.float64)
-
-    def score(self, released: list[npt.NDArray[Any]]) -> list[float]:
-        columns = np.empty((self._unit.shape[0], len(released)), dtype=np.float64, order="F")
-        for r, values in enumerate(released):
-            columns[:, r] = self._encode(values)
-        rho = self._row(columns)
-        change = np.abs(rho - self._rho[:, None]).sum(axis=0)
-        # Each changed correlation appears twice among the ordered off-diagonal pairs.
-        return [float(v) for v in self._scale * 2.0 * change / self._pairs]
-
-
-def _coded(series: pd.Series[Any]) -> npt.NDArray[np.float64]:
-    """A feature as the metric sees it when it is not released: numbers or codes."""
-    if _is_text(series.dtype):
-        codes, _ = pd.factorize(pd.concat([series, series], ignore_index=True), sort=False)
-        return codes[: len(series)].astype(np.float64)
-    return series.to_numpy(dtype=np.float64)
-
-
-def _mean_abs_correlation(features: pd.DataFrame) -> float:
-    matrix = np.column_stack([_coded(features[c]) for c in features.columns])
-    rho = pd.DataFrame(matrix).corr().to_numpy()
-    return float(np.mean(np.abs(rho[~np.eye(rho.shape[0], dtype=bool)])))
-
-
-def _correlation_metric(
-    df: pd.DataFrame,
-    target: _Target,
-    features: Sequence[Hashable] | None,
-    method: CorrelationMethod,
-) -> _Metric:
-    chosen = list(df.columns) if features is None else _as_list(features, "features")
-    if target.name not in chosen:
-        chosen.append(target.name)
-    # Validates the features, the method and the strength of the original correlations
-    # (it raises when they are too weak to measure a loss); 0 on an unchanged table.
-    correlation_loss(df, df, chosen, method)
-    frame = df[chosen]
-    fast = (
-        method == "pearson"
-        and not frame.isna().to_numpy().any()
-        and not isinstance(frame[target.name].dtype, pd.CategoricalDtype)
-        and all(
-            _is_text(frame[c].dtype) or _is_number(frame[c].dtype) or is_bool_dtype(frame[c].dtype)
-            for c in chosen
-        )
-        and all(frame[c].nunique() > 1 for c in chosen)
-    )
-    if fast:
-        return _PearsonLoss(frame, target, chosen)
-    return _CorrelationLossByFrame(df, target, chosen, method)
-
-
 # --------------------------------------------------------------------------- noise
 
 
 def _release(
     mechanism: str,
     epsilon: float,
-    target: _Target,
+    target: Target,
     *,
     bounds: tuple[float, float] | None,
     delta: float | None,
@@ -721,9 +532,11 @@ def sweep(
     target = _target(df, column, names, bounds, domain, delta)
     _check_cells(names, grid, target, bounds, delta, gaussian_calibration, exponential_calibration)
     scorer = (
-        _correlation_metric(df, target, features, method)
+        correlation_metric(
+            df, target, None if features is None else _as_list(features, "features"), method
+        )
         if metric == "correlation_loss"
-        else _Divergence(target, metric)
+        else divergence_metric(target, metric)
     )
 
     generator = resolve_rng(rng)
