@@ -306,9 +306,11 @@ def _check_claim(r: Release, result: dict[str, Any], claim: re.Match[str]) -> No
     assert claim["unit"] == ("attempts" if result["attack"] == "singling_out" else "targets")
     assert claim["baseline"] == _pct(result["baseline"]), claim[0]
     assert claim["kind"] == BASELINES[result["baseline_kind"]], claim[0]
+    # The sentence rounds to 3 decimals the value the record keeps to 6, so the two can
+    # differ by half a unit of the third decimal plus the record's own rounding.
     for key, value in (("adv", result["advantage"]), ("low", result["advantage_ci"][0]),
                        ("high", result["advantage_ci"][1])):  # fmt: skip
-        assert math.isclose(float(claim[key]), value, abs_tol=5e-4), (key, claim[0])
+        assert abs(float(claim[key]) - value) <= 5e-4 + 5e-7, (key, claim[0], value)
     assert claim["margin"].removesuffix(" %") == f"{100 * battery['margin']:.0f}", claim[0]
 
 
