@@ -3,6 +3,8 @@ spreadsheet formulas."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -13,11 +15,14 @@ from veil.cli.files import (
     check_encoding,
     check_outputs,
     escape_csv_cells,
+    input_separator,
     read_table,
     table_format,
     write_release,
     write_table,
 )
+
+from .conftest import Veil
 
 
 def test_the_declared_format_must_agree_with_the_name() -> None:
@@ -113,3 +118,43 @@ def test_an_extra_that_fails_to_build_leaves_nothing(tmp_path: Path) -> None:
     write_release(frame, tmp_path / "t.csv", extras=[("--map", tmp_path / "m.html", fine)])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.html", "t.csv"]
     assert (tmp_path / "m.html").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "sep"),
+    [
+        ("a.csv", "x,y\n1,2\n3,4\n", ","),
+        ("a.csv", 'x;y\n"1,5";2\n"3,25";4\n', ";"),  # decimal commas, quoted
+        ("a.csv", "x;y\n1,5;2\n3,25;4\n", ";"),  # decimal commas, unquoted
+        ("a.txt", "x\ty\n1\t2\n", "\t"),
+        ("a.csv", "x|y|z\n1|2|3\n", "|"),
+        ("a.csv", "note\na;b\nc\n", ","),  # one column: a ';' in a value is not a separator
+        ("a.csv", "x,y\n1;2,3\n4;5,6\n", ","),  # the comma splits evenly: always the comma
+        ("a.csv", "x\n1\n2\n", ","),
+    ],
+)
+def test_the_separator_of_a_csv_is_the_one_that_splits_it(
+    tmp_path: Path, name: str, text: str, sep: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert input_separator(path, None) == sep
+    zipped = tmp_path / f"{name}.gz"
+    zipped.write_bytes(gzip.compress(text.encode("utf-8")))
+    assert input_separator(zipped, None) == sep
+    # Given, --sep wins; the table is read with the separator found.
+    assert input_separator(path, ",") == ","
+    width = len(text.splitlines()[0].split(sep))
+    assert read_table(path).shape[1] == width
+
+
+def test_a_semicolon_table_reads_as_its_columns_in_every_command(
+    veil: Veil, tmp_path: Path
+) -> None:
+    path = tmp_path / "t.csv"
+    frame = pd.DataFrame({"age": [30, 41, 52, 30] * 5, "zip": ["a", "b", "c", "a"] * 5})
+    frame.to_csv(path, sep=";", index=False)
+    result = veil("risk", path, "--qi", "age,zip", "--json")
+    assert result.code == 0, result.err
+    said = json.loads(result.out)
+    assert (said["n_records"], said["n_classes"]) == (len(frame), 3)

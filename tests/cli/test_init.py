@@ -243,3 +243,44 @@ def test_epsilon_for_target_matches_the_noise_it_promises() -> None:
     errors = [abs(float(mechanism.randomise(values, rng=rng).mean()) - 0.5) for _ in range(400)]
     inside = float(np.mean(np.array(errors) <= 0.02))
     assert 0.92 <= inside <= 0.98  # 95 % within 3 binomial standard deviations
+
+
+def test_a_semicolon_table_is_drafted_with_its_separator_and_releases(
+    veil: Veil, tmp_path: Path
+) -> None:
+    """A spreadsheet's CSV from much of Europe (``;`` between fields, ``,`` as the decimal
+    mark, quoted names): the draft reads its columns, names ``sep: ;`` and releases."""
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame(
+        {
+            "fixed acidity": rng.normal(7, 1, 400).round(1),
+            "residual sugar": rng.gamma(2, 3, 400).round(2),
+            "quality": rng.integers(3, 9, 400),
+        }
+    )
+    source = tmp_path / "wine.csv"
+    table.to_csv(source, sep=";", decimal=",", index=False, quoting=1)
+    result = veil("init", source)
+    assert result.code == 0, result.err
+    plan = yaml.safe_load((tmp_path / "wine.plan.yaml").read_text(encoding="utf-8"))
+    assert plan["input"]["sep"] == ";"
+    assert list(plan["columns"]) == list(table.columns)
+    released = veil("release", tmp_path / "wine.plan.yaml", "--out", tmp_path / "out")
+    assert released.code == 0, released.err
+    assert list(pd.read_csv(tmp_path / "out" / "release.csv").columns) == list(table.columns)
+
+
+def test_any_column_name_is_written_so_the_draft_loads(veil: Veil, tmp_path: Path) -> None:
+    """Names YAML would misread (a colon, a hash, quotes, words YAML types, names past
+    PyYAML's 128-character simple keys and past the 1,024 of any implicit key) come back
+    from the draft exactly, and the draft runs."""
+    names = [
+        'a;"b";"c"' * 20, "a: b", "#hash", "it's", "x" * 1200, "- dash", "? q", "true",
+        "1.5", "null",
+    ]  # fmt: skip
+    source = tmp_path / "odd.csv"
+    pd.DataFrame({n: np.arange(60) % 6 for n in names}).to_csv(source, index=False)
+    result = veil("init", source)
+    assert result.code == 0, result.err
+    plan = yaml.safe_load((tmp_path / "odd.plan.yaml").read_text(encoding="utf-8"))
+    assert list(plan["columns"]) == names

@@ -2,8 +2,9 @@
 
 A file ending in ``.parquet`` or ``.pq`` is Parquet (needs pyarrow, the ``release``
 extra); ``.csv``, ``.tsv``, ``.txt`` and compressed CSV (``.csv.gz``, ``.csv.bz2``,
-``.csv.xz``, ``.csv.zip``) are CSV, with ``--sep`` as the separator (default ``,``, or a
-tab for ``.tsv``). Errors name the option or argument, the file and what is allowed.
+``.csv.xz``, ``.csv.zip``) are CSV, with ``--sep`` as the separator (default ``,``, a tab
+for ``.tsv``, or the ``;``, tab or ``|`` that splits a file no comma does:
+:func:`input_separator`). Errors name the option or argument, the file and what is allowed.
 
 Every CSV written here has its formula-like text cells and column names escaped
 (:func:`veil.gate.escape_formulas`) unless the caller asks for raw cells; a
@@ -13,11 +14,18 @@ over an input file.
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import contextlib
+import csv
+import gzip
+import io
+import lzma
 import os
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import pandas as pd
 
@@ -30,6 +38,7 @@ __all__ = [
     "check_encoding",
     "check_outputs",
     "escape_csv_cells",
+    "input_separator",
     "output_folder",
     "read_table",
     "require_columns",
@@ -111,6 +120,60 @@ def _separator(path: Path, sep: str | None) -> str:
     return "\t" if path.name.lower().endswith(".tsv") else ","
 
 
+# Separators tried when a CSV's --sep is not given, after the comma.
+_OTHER_SEPARATORS = (";", "\t", "|")
+_SNIFFED_LINES = 50
+
+
+def _first_lines(path: Path, encoding: str | None) -> list[str]:
+    """Up to the first 50 lines of a CSV, decompressed by its suffix."""
+    suffix = path.suffix.lower()
+    with contextlib.ExitStack() as stack:
+        raw: IO[bytes] | gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
+        if suffix == ".zip":
+            archive = stack.enter_context(zipfile.ZipFile(path))
+            members = archive.namelist()
+            if not members:
+                return []
+            raw = stack.enter_context(archive.open(members[0]))
+        elif suffix == ".gz":
+            raw = stack.enter_context(gzip.open(path, "rb"))
+        elif suffix == ".bz2":
+            raw = stack.enter_context(bz2.open(path, "rb"))
+        elif suffix == ".xz":
+            raw = stack.enter_context(lzma.open(path, "rb"))
+        else:
+            raw = stack.enter_context(open(path, "rb"))
+        text = io.TextIOWrapper(raw, encoding=encoding or "utf-8", errors="replace")
+        return [line for line, _ in zip(text, range(_SNIFFED_LINES), strict=False)]
+
+
+def input_separator(path: Path, sep: str | None, encoding: str | None = None) -> str:
+    """The separator a CSV is read with: ``sep`` if given, else the one its lines use.
+
+    Without ``sep``: a tab for ``.tsv``; otherwise a comma, unless commas do not split
+    the first 50 lines into the same number of fields (more than one) while one of
+    ``;``, tab or ``|`` does (spreadsheets in much of Europe write ``;``, their decimal
+    mark being the comma). A file the comma splits evenly is always read with it.
+    """
+    if sep is not None or path.name.lower().endswith(".tsv"):
+        return _separator(path, sep)
+    try:
+        lines = _first_lines(path, check_encoding(encoding))
+    except (OSError, LookupError, ValueError, zipfile.BadZipFile, EOFError, lzma.LZMAError):
+        return ","  # read_table reports what is wrong with the file
+
+    def fields(separator: str) -> int:
+        """The fields every line splits into, or 1 when they differ or there is one."""
+        widths = {len(row) for row in csv.reader(lines, delimiter=separator) if row}
+        return widths.pop() if len(widths) == 1 else 1
+
+    if fields(",") > 1:
+        return ","
+    width, best = max((fields(c), c) for c in _OTHER_SEPARATORS)
+    return best if width > 1 else ","
+
+
 def read_table(
     path: Path,
     *,
@@ -129,7 +192,8 @@ def read_table(
     path : pathlib.Path
         The file.
     sep : str, optional
-        CSV separator (one character, or ``\\t``); default ``,`` (tab for ``.tsv``).
+        CSV separator (one character, or ``\\t``); default as :func:`input_separator`
+        finds it (``,``; a tab for ``.tsv``; ``;``, tab or ``|`` where no comma splits).
     text_columns : sequence of str
         CSV columns read as text, so that ``"00123"`` keeps its zeros.
     all_text : bool, default False
@@ -160,7 +224,7 @@ def read_table(
         # low_memory=False: each column's type from all its values, not chunk by chunk
         # (which warns of "mixed types" and can type one column two ways).
         options: dict[str, Any] = {
-            "sep": _separator(path, sep),
+            "sep": input_separator(path, sep, codec),
             "encoding": codec,
             "low_memory": False,
         }

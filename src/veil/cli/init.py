@@ -16,7 +16,7 @@ import typer
 from veil.atomic import write_text_atomic
 from veil.cli.console import captured_warnings, emit_json, print_table, print_text, print_warnings
 from veil.cli.errors import CliUsageError, errors_about, reporting_errors
-from veil.cli.files import read_table, table_format
+from veil.cli.files import input_separator, read_table, table_format
 from veil.cli.options import Encoding, Json, Sep
 
 if TYPE_CHECKING:
@@ -83,14 +83,18 @@ def init(
         raise CliUsageError(f"--out: {os.fspath(target)!r} is DATA itself")
     frame = read_table(data, sep=sep, encoding=encoding)
     codes: list[str] = []
+    separator = ","
     if table_format(data, "DATA") == "csv":
+        # The plan names the separator the table was read with (found when --sep is not
+        # given), so the release reads the same columns.
+        separator = input_separator(data, sep, encoding)
         # Digit codes with leading zeros ("02139") are read as text, here and in the plan.
         codes = text_columns(read_table(data, sep=sep, encoding=encoding, all_text=True))
         if codes:
             frame = read_table(data, sep=sep, encoding=encoding, text_columns=codes)
     source = os.path.relpath(data.resolve(), target.resolve().parent)
     with captured_warnings() as caught:
-        draft = draft_plan(frame, source, sep=sep or ",", text=codes)
+        draft = draft_plan(frame, source, sep=separator, text=codes)
     text = draft.to_yaml()
     # The draft must load and pass its dry run before it is written.
     with errors_about(os.fspath(target)), captured_warnings() as dry:

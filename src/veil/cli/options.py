@@ -40,7 +40,8 @@ Sep = Annotated[
     typer.Option(
         "--sep",
         help="CSV separator of the input and output files (one character, or \\t). "
-        "Default: ',' (a tab for .tsv).",
+        "Default: ',' (a tab for .tsv); an input no comma splits evenly is read with the "
+        "';', tab or '|' that does.",
     ),
 ]
 OutFile = Annotated[

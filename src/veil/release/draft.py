@@ -102,7 +102,7 @@ class Draft:
             out = ["columns:"]
             for name, spec in value.items():
                 out.extend(_comment(self.comments.get(f"columns.{name}", ""), "  "))
-                out.append(f"  {_flow({name: spec})}")
+                out.extend(_entry(name, spec, "  "))
             return out
         if section == "locations":
             out = ["locations:"]
@@ -135,6 +135,19 @@ def _flow(value: Any, *, braces: bool = False) -> str:
     if not braces and isinstance(value, dict) and value and text.startswith("{"):
         return text[1:-1]
     return text
+
+
+def _entry(key: str, value: Any, indent: str) -> list[str]:
+    """``key: value`` as block-mapping lines, for any column name.
+
+    A key YAML cannot hold as a simple key (over 1,024 characters once quoted: PyYAML
+    would switch to ``? key`` inside the flow mapping) is written as an explicit key.
+    """
+    name = _flow(key)
+    spec = _flow(value, braces=True)
+    if len(name) < 1_000:
+        return [f"{indent}{name}: {spec}"]
+    return [f"{indent}? {name}", f"{indent}: {spec}"]
 
 
 def _nice(step: float) -> float:
