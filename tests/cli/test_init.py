@@ -284,3 +284,21 @@ def test_any_column_name_is_written_so_the_draft_loads(veil: Veil, tmp_path: Pat
     assert result.code == 0, result.err
     plan = yaml.safe_load((tmp_path / "odd.plan.yaml").read_text(encoding="utf-8"))
     assert list(plan["columns"]) == names
+
+
+def test_a_txt_table_the_command_line_reads_is_one_its_plan_reads(
+    veil: Veil, tmp_path: Path
+) -> None:
+    """One table of file endings (veil.formats): ``.txt`` is CSV for ``veil init`` and
+    for the plan it drafts alike (the plan used to refuse the name it was drafted from)."""
+    source = tmp_path / "blocks.txt"
+    rng = np.random.default_rng(5)
+    pd.DataFrame(
+        {"height": rng.integers(1, 50, 300), "kind": rng.choice(["a", "b", "c"], 300)}
+    ).to_csv(source, sep="\t", index=False)
+    assert veil("init", source).code == 0
+    plan = yaml.safe_load((tmp_path / "blocks.plan.yaml").read_text(encoding="utf-8"))
+    assert plan["input"]["sep"] == "\t"
+    released = veil("release", tmp_path / "blocks.plan.yaml", "--out", tmp_path / "out")
+    assert released.code == 0, released.err
+    assert list(pd.read_csv(tmp_path / "out" / "release.csv").columns) == ["height", "kind"]

@@ -25,11 +25,12 @@ import os
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import pandas as pd
 
 from veil.cli.errors import CliUsageError
+from veil.formats import CSV_SUFFIXES, PARQUET_SUFFIXES, TableFormat, format_of
 from veil.gate import escape_formulas
 
 __all__ = [
@@ -48,11 +49,6 @@ __all__ = [
     "write_release",
     "write_table",
 ]
-
-CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip")
-PARQUET_SUFFIXES = (".parquet", ".pq")
-
-TableFormat = Literal["csv", "parquet"]
 
 
 def table_format(path: Path, parameter: str, declared: str | None = None) -> TableFormat:
@@ -73,13 +69,8 @@ def table_format(path: Path, parameter: str, declared: str | None = None) -> Tab
         The name ends in neither (the message lists the allowed endings), or in the
         other format than ``declared`` (Parquet written into ``x.csv``).
     """
-    name = path.name.lower()
-    found: TableFormat
-    if name.endswith(PARQUET_SUFFIXES):
-        found = "parquet"
-    elif name.endswith(CSV_SUFFIXES):
-        found = "csv"
-    else:
+    found = format_of(path.name)
+    if found is None:
         raise CliUsageError(
             f"{parameter}: cannot tell the format of {os.fspath(path)!r}; the name must end "
             f"in one of {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}"

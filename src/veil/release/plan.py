@@ -50,6 +50,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from veil.formats import format_of
 from veil.release.errors import PlanError
 from veil.release.plan_errors import clip, clip_words, describe
 from veil.release.plan_yaml import check_plan_data, read_plan_text
@@ -211,12 +212,7 @@ class InputSpec(_Model):
             return self.format
         if self.dataset is not None:
             return "csv"
-        name = self.path.name.lower() if self.path is not None else ""
-        if name.endswith((".parquet", ".pq")):
-            return "parquet"
-        if any(name.endswith(s) for s in (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".tsv")):
-            return "csv"
-        return None
+        return format_of(self.path.name) if self.path is not None else None
 
 
 # ----------------------------------------------------------------------- treatments
