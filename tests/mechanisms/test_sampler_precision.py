@@ -44,38 +44,45 @@ class FinestFloatDraws:
 
     ``standard_exponential`` and ``standard_normal`` return consecutive doubles from
     ``start`` (one ulp apart: no float64 sampler resolves finer); ``integers`` returns
-    ``low, low + 1, ...`` (byte draws for signs return 0, a positive sign);
-    ``random`` returns 0.0 (every acceptance test passes).
+    ``low, low + 1, ...`` (64-bit words count up from 0, so their top bit, a sign, is
+    0; byte draws for signs return 0, a positive sign); ``random`` returns 0.0 (every
+    acceptance test passes). Each takes ``size`` or ``out=``, as NumPy's does.
     """
 
     def __init__(self, start: float) -> None:
         self._next = start
         self._counter = 0
 
-    def _floats(self, size: int) -> np.ndarray:
-        out = np.empty(size)
+    def _floats(self, size: int | None, out: np.ndarray | None) -> np.ndarray:
+        target = np.empty(size or 0) if out is None else out
         value = self._next
-        for i in range(size):
-            out[i] = value
+        for i in range(target.size):
+            target[i] = value
             value = math.nextafter(value, math.inf)
         self._next = value
-        return out
+        return target
 
-    def standard_exponential(self, size: int) -> np.ndarray:
-        return self._floats(size)
+    def standard_exponential(
+        self, size: int | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        return self._floats(size, out)
 
-    def standard_normal(self, size: int) -> np.ndarray:
-        return self._floats(size)
+    def standard_normal(self, size: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        return self._floats(size, out)
 
-    def random(self, size: int) -> np.ndarray:
-        return np.zeros(size)
+    def random(self, size: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        target = np.empty(size or 0) if out is None else out
+        target[...] = 0.0
+        return target
 
     def integers(self, low: int, high: int, size: int, dtype: Any = np.int64) -> np.ndarray:
         if np.dtype(dtype) == np.uint8:
             return np.zeros(size, dtype=np.uint8)
-        values = low + (self._counter + np.arange(size)) % (high - low)
+        count = np.arange(self._counter, self._counter + size, dtype=np.uint64)
         self._counter += size
-        return values.astype(dtype)
+        if high - low >= 2**63:  # whole 64-bit words
+            return count.astype(dtype)
+        return (low + (count % np.uint64(high - low)).astype(np.int64)).astype(dtype)
 
 
 def _adjacent_count_ratios(outputs: np.ndarray) -> np.ndarray:

@@ -16,10 +16,17 @@ outputs receive about 10 % more or fewer of the generator's values, and beyond
 
 So the single-draw path is used only for scales up to ``2^16`` steps (relative
 unevenness below ``2^-34``). Above, the noise is split into a high part, an integer
-``V`` of scale about 1 drawn from one float, and a low part, an exact uniform integer
-``U`` on a block of ``m ≈ t`` steps (:meth:`numpy.random.Generator.integers`) that is
-accepted with a probability computed in double precision. Each output probability is
-then right to a relative error of about ``2^-50`` whatever the scale.
+``V`` of scale 1 to 2 drawn from one float, and a low part, an exact uniform integer
+``U`` on a block of ``m`` steps (a power of two, ``t/2 < m <= t``, taken from the low
+bits of one 64-bit draw of :meth:`numpy.random.Generator.integers`) that is accepted
+with a probability computed in double precision. Each output probability is then
+right to a relative error of about ``2^-50`` whatever the scale.
+
+Why not ``floor(log(U) / log(q))`` or ``t · E`` directly: at ``t = 10^14`` one double
+holds too few values per output integer (see above), so these are not used above
+``2^16``; the split keeps every integer's probability resolved by exact integers.
+The vectorized rounds work on blocks of :data:`_CHUNK` values that stay in the CPU
+cache; the law does not depend on the block size.
 
 The acceptance tests compare a uniform double with ``exp(...)`` computed in double
 precision; they are not the exact Bernoulli samplers of Canonne, Kamath and Steinke
@@ -53,6 +60,9 @@ MAX_NOISE_SCALE = 2.0**50
 
 # Up to this scale one float draw resolves every output to 2^16 · 2^-50 = 2^-34.
 _SINGLE_DRAW_SCALE = 2.0**16
+# Values drawn per vectorized round: the round's arrays stay in the CPU cache, where
+# a dozen passes over a block cost less than the same passes over millions of values.
+_CHUNK = 1 << 14
 # Block of the rounded Gaussian's low part: between σ/2^11 and σ/2^10 steps, so the
 # density varies by less than 4 % across a block even 40 σ out.
 _GAUSSIAN_BLOCK_BITS = 10
@@ -131,13 +141,16 @@ def sample_discrete_laplace(scale: float, size: int, rng: np.random.Generator) -
     two-sided geometric distribution; the sign is a fair coin. Each output probability
     is right to a relative error below ``t · 2^-50 <= 2^-34``.
 
-    Above ``2^16``: with ``m = floor(t)``, ``|Y| = U + m V`` where ``U`` is a uniform
-    integer in ``[0, m)`` kept with probability ``exp(-U / t)`` (a truncated geometric
-    law), ``V = floor(E t / m)`` is geometric with ratio ``exp(-m / t)``, the sign is a
-    fair coin and the pair (negative, 0) is redrawn (the magnitude-and-sign method of
-    Canonne, Kamath and Steinke, "The discrete Gaussian for differential privacy",
-    NeurIPS 2020, Algorithm 2, with double-precision acceptance tests). Each output
-    probability is right to a relative error of about ``2^-50`` at every scale.
+    Above ``2^16``: with ``m`` the largest power of two ``<= t``, ``|Y| = U + m V``
+    where ``U`` is a uniform integer in ``[0, m)`` kept with probability ``exp(-U / t)``
+    (a truncated geometric law; 63 to 79 % are kept), ``V = floor(E t / m)`` is
+    geometric with ratio ``exp(-m / t)``, the sign is a fair coin and the pair
+    (negative, 0) is redrawn (the magnitude-and-sign method of Canonne, Kamath and
+    Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020, Algorithm
+    2, with double-precision acceptance tests). ``U`` and the sign are the low bits and
+    the top bit of one uniform 64-bit word, which are independent; the acceptance
+    draws one uniform double and ``V`` one exponential. Each output probability is
+    right to a relative error of about ``2^-50`` at every scale.
     """
     t = _check_scale(scale, "scale")
     if t <= _SINGLE_DRAW_SCALE:
@@ -161,29 +174,73 @@ def _laplace_single_draw(t: float, size: int, rng: np.random.Generator) -> np.nd
 
 
 def _laplace_split(t: float, size: int, rng: np.random.Generator) -> np.ndarray:
-    block = math.floor(t)
-    stretch = t / block  # in [1, 1 + 2^-16): V has a scale of about one
-    # V is at most about 45 (the largest exponential draw); the cap only guards int64.
-    top = float((2**62) // block - 1)
+    """``size`` two-sided geometric draws of scale ``t`` by the split ``|Y| = U + m V``.
+
+    Exact in real arithmetic for every ``t > 0`` (the tests check the law on the
+    integers at small ``t``); used above :data:`_SINGLE_DRAW_SCALE`.
+    """
+    bits = max(math.frexp(t)[1] - 1, 0)  # m = 2^bits, the largest power of two <= t
+    stretch = t / (1 << bits)  # in [1, 2): V has a scale between 1 and 2
+    low_mask = np.uint64((1 << bits) - 1)
+    words = _kept_low_parts(size, t, low_mask, stretch * -math.expm1(-1.0 / stretch), rng)
+    # V stays below about 90 (the largest exponential draw is about 45); the cap only
+    # guards the int64 shift.
+    top = float((1 << max(62 - bits, 1)) - 1)
     out = np.empty(size, dtype=np.int64)
+    high = np.empty(min(size, _CHUNK))
+    for start in range(0, size, _CHUNK):
+        chunk = out[start : start + _CHUNK]
+        word = words[start : start + _CHUNK]
+        part = high[: chunk.size]
+        rng.standard_exponential(out=part)
+        part *= stretch
+        np.minimum(part, top, out=part)
+        chunk[...] = part  # truncation is floor: part >= 0
+        chunk <<= bits
+        chunk |= (word & low_mask).view(np.int64)
+        # The sign is the word's top bit, independent of its low bits: -1 where it is
+        # set, else 0; (x ^ -1) - (-1) = -x in two's complement.
+        negative = word.view(np.int64) >> 63
+        chunk ^= negative
+        chunk -= negative
+        if not chunk.all():
+            # (negative, 0) is redrawn, else 0 would come twice as often as it should.
+            redraw = np.flatnonzero((chunk == 0) & (negative < 0))
+            chunk[redraw] = _laplace_split(t, redraw.size, rng)
+    return out
+
+
+def _kept_low_parts(
+    size: int, t: float, low_mask: np.uint64, rate: float, rng: np.random.Generator
+) -> np.ndarray:
+    """``size`` 64-bit words whose low bits ``U`` were kept with probability ``exp(-U/t)``.
+
+    Each word is one exact uniform draw: its ``low_mask`` bits give ``U``, uniform on a
+    block of a power of two steps, and its top bit the sign. A word is kept when an
+    independent uniform double is below ``exp(-U/t)``, so the kept ``U`` follow the
+    truncated geometric law and the top bit stays a fair coin independent of them.
+    ``rate`` is the expected share of words kept.
+    """
+    kept = np.empty(size, dtype=np.uint64)
     filled = 0
     while filled < size:
-        need = size - filled
-        batch = int(need * 1.6) + 64  # about 63 % of the low parts are kept
-        low = rng.integers(0, block, size=batch, dtype=np.int64)
-        keep = rng.random(batch) < np.exp(-low / t)
-        high = rng.standard_exponential(batch)
-        high *= stretch
-        np.floor(high, out=high)
-        np.minimum(high, top, out=high)
-        magnitude = low + high.astype(np.int64) * block
-        negative = _random_signs(batch, rng)
-        keep &= ~(negative & (magnitude == 0))
-        kept = magnitude[keep][:need]
-        np.negative(kept, out=kept, where=negative[keep][:need])
-        out[filled : filled + kept.size] = kept
-        filled += kept.size
-    return out
+        # One call for all the words (many small calls cost more per word).
+        batch = int((size - filled) / rate * 1.02) + 64
+        raw = rng.integers(0, 1 << 64, size=batch, dtype=np.uint64)
+        uniform, chance = np.empty(min(batch, _CHUNK)), np.empty(min(batch, _CHUNK))
+        for start in range(0, raw.size, _CHUNK):
+            word = raw[start : start + _CHUNK]
+            u, p = uniform[: word.size], chance[: word.size]
+            p[...] = (word & low_mask).view(np.int64)
+            p /= -t
+            np.exp(p, out=p)
+            rng.random(out=u)
+            accepted = word[u < p][: size - filled]
+            kept[filled : filled + accepted.size] = accepted
+            filled += accepted.size
+            if filled == size:
+                break
+    return kept
 
 
 def sample_rounded_gaussian(sigma: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -220,26 +277,65 @@ def sample_rounded_gaussian(sigma: float, size: int, rng: np.random.Generator) -
     computed in double precision.
     """
     s = _check_scale(sigma, "sigma")
-    drawn = rng.standard_normal(size)
-    drawn *= s
     if s <= _SINGLE_DRAW_SCALE:
+        drawn = rng.standard_normal(size)
+        drawn *= s
         np.rint(drawn, out=drawn)
         return drawn.astype(np.int64)
-    block = 2 ** (math.floor(math.log2(s)) - _GAUSSIAN_BLOCK_BITS)
-    drawn += 0.5
-    drawn /= block  # exact: a power of two
-    np.floor(drawn, out=drawn)
-    start = drawn.astype(np.int64) * block
-    nearest = np.clip(0, start, start + (block - 1))
+    return _rounded_gaussian_split(s, size, rng, math.frexp(s)[1] - 1 - _GAUSSIAN_BLOCK_BITS)
+
+
+def _rounded_gaussian_split(s: float, size: int, rng: np.random.Generator, bits: int) -> np.ndarray:
+    """``size`` draws of the rounded Gaussian: a block of ``2^bits`` steps, then a point in it.
+
+    The normal draw picks the block holding ``σZ + 1/2``; the point is ``start + O``
+    with ``O`` an exact uniform offset, kept with probability
+    ``exp(-(k² - k₀²) / (2σ²))`` and redrawn inside the same block otherwise.
+    """
+    block = 1 << bits
+    offsets = rng.integers(0, block, size=size, dtype=np.int64)  # one call: cheaper
+    scale = 2.0**-bits  # exact: dividing by the block is a power-of-two scaling
+    factor = -0.5 / (s * s)
     out = np.empty(size, dtype=np.int64)
-    pending = np.arange(size)
-    two_var = 2.0 * s * s
-    while pending.size:
-        k = start[pending] + rng.integers(0, block, size=pending.size, dtype=np.int64)
-        k0 = nearest[pending]
+    drawn, chance = np.empty(min(size, _CHUNK)), np.empty(min(size, _CHUNK))
+    for start in range(0, size, _CHUNK):
+        chunk = out[start : start + _CHUNK]
+        z, p = drawn[: chunk.size], chance[: chunk.size]
+        rng.standard_normal(out=z)
+        z *= s
+        z += 0.5
+        z *= scale
+        np.floor(z, out=z)
+        first = z.astype(np.int64)
+        first <<= bits
+        # The point of the block nearest 0: its first one, or its last one below 0.
+        nearest = (first >> 63) & (block - 1)
+        nearest += first
+        np.add(first, offsets[start : start + _CHUNK], out=chunk)
+        p[...] = chunk - nearest
         # (k - k0)(k + k0) = k² - k0² without squaring numbers near 2^57.
-        exponent = (k - k0).astype(np.float64) * (k + k0).astype(np.float64) / two_var
-        kept = rng.random(pending.size) < np.exp(-exponent)
+        p *= chunk + nearest
+        p *= factor
+        np.exp(p, out=p)
+        rejected = np.flatnonzero(rng.random(out=drawn[: chunk.size]) >= p)
+        if rejected.size:
+            chunk[rejected] = _redraw_in_block(
+                first[rejected], nearest[rejected], block, factor, rng
+            )
+    return out
+
+
+def _redraw_in_block(
+    first: np.ndarray, nearest: np.ndarray, block: int, factor: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Points of the blocks starting at ``first``, each kept with its acceptance chance."""
+    out = np.empty(first.size, dtype=np.int64)
+    pending = np.arange(first.size)
+    while pending.size:
+        k = first[pending] + rng.integers(0, block, size=pending.size, dtype=np.int64)
+        k0 = nearest[pending]
+        exponent = (k - k0).astype(np.float64) * (k + k0).astype(np.float64) * factor
+        kept = rng.random(pending.size) < np.exp(exponent)
         out[pending[kept]] = k[kept]
         pending = pending[~kept]
     return out
