@@ -6,7 +6,7 @@ import numpy as np
 import pyproj
 import pytest
 
-from veil.errors import DomainError, ParameterError
+from veil.errors import DomainError, ParameterError, ReproducibleNoiseWarning
 from veil.geo import (
     LocalProjection,
     local_projection,
@@ -14,6 +14,7 @@ from veil.geo import (
     projection_for_crs,
     projection_for_region,
 )
+from veil.rng import resolve_rng
 
 GEOD = pyproj.Geod(ellps="WGS84")
 
@@ -258,7 +259,16 @@ def test_projection_at_refuses_utm_near_the_pole_and_unknown_methods() -> None:
 
 @pytest.mark.parametrize(
     ("lat0", "lon0"),
-    [(40.75, -73.98), (-33.87, 151.21), (65.0, 25.0), (86.0, 20.0), (-0.1, -78.5), (-17.0, 179.9)],
+    [
+        (40.75, -73.98),
+        (-33.87, 151.21),
+        (65.0, 25.0),
+        (86.0, 20.0),
+        (-0.1, -78.5),
+        (-17.0, 179.9),
+        (90.0, 0.0),  # a centre at the pole itself
+        (-90.0, 45.0),
+    ],
 )
 def test_stereographic_in_numpy_matches_proj_sterea(lat0: float, lon0: float) -> None:
     projection = projection_at(lat0, lon0, method="stereographic")
@@ -272,10 +282,114 @@ def test_stereographic_in_numpy_matches_proj_sterea(lat0: float, lon0: float) ->
     back_lat, back_lon = projection.inverse(x, y)
     np.testing.assert_allclose(back_lat, lat, rtol=0, atol=1e-9)
     np.testing.assert_allclose(_wrapped(back_lon - lon), 0.0, rtol=0, atol=1e-9)
+    again_x, again_y = projection.forward(back_lat, back_lon)
+    np.testing.assert_allclose(again_x, x, rtol=0, atol=1e-6)  # metres
+    np.testing.assert_allclose(again_y, y, rtol=0, atol=1e-6)
 
 
 def _wrapped(degrees: np.ndarray) -> np.ndarray:
     return np.asarray(np.remainder(degrees + 180.0, 360.0) - 180.0)
+
+
+# --- the default AEQD: NumPy on Gauss's conformal sphere, against PROJ and the geodesics ----
+
+_WGS84_A = 6_378_137.0
+_WGS84_E2 = (1.0 / 298.257223563) * (2.0 - 1.0 / 298.257223563)
+
+
+def _seeded(seed: int) -> np.random.Generator:
+    with pytest.warns(ReproducibleNoiseWarning):
+        return resolve_rng(seed)
+
+
+def _disc(
+    lat0: float, lon0: float, reach_m: float, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` points uniform over the geodesic disc of ``reach_m``, and their distances."""
+    distance = reach_m * np.sqrt(rng.uniform(0.0, 1.0, n))
+    lon, lat, _ = GEOD.fwd(np.full(n, lon0), np.full(n, lat0), rng.uniform(0.0, 360.0, n), distance)
+    return np.asarray(lat), np.asarray(lon), distance
+
+
+def _gauss_radius(lat0: float) -> float:
+    """Radius of Gauss's conformal sphere at ``lat0``: sqrt(M N) of WGS 84 (EPSG 9809)."""
+    w = 1.0 - _WGS84_E2 * np.sin(np.radians(lat0)) ** 2
+    return float(_WGS84_A * np.sqrt(1.0 - _WGS84_E2) / w)
+
+
+@pytest.mark.parametrize(
+    ("lat0", "lon0"),
+    [
+        (0.0, 10.0),
+        (40.75, -73.98),
+        (45.0, 5.0),
+        (-33.87, 151.21),
+        (65.0, 25.0),
+        (86.0, 20.0),
+        (-17.0, 179.9),
+        (90.0, 0.0),
+        (-90.0, 0.0),
+    ],
+)
+def test_the_default_aeqd_matches_proj_and_round_trips(lat0: float, lon0: float) -> None:
+    projection = projection_at(lat0, lon0)
+    assert projection.method == "aeqd" and "+proj=aeqd" in projection.crs
+    lat, lon, distance = _disc(lat0, lon0, 490_000.0, 20_000, _seeded(40))
+    x, y = projection.forward(lat, lon)
+    reference = pyproj.Transformer.from_crs("EPSG:4326", projection.crs, always_xy=True)
+    ref_x, ref_y = reference.transform(lon, lat)
+    assert np.hypot(x - ref_x, y - ref_y).max() < 0.13  # metres, up to 490 km out
+    # Equidistant: the planar distance from the centre is the geodesic one.
+    beyond_1_km = distance > 1_000.0
+    np.testing.assert_allclose(np.hypot(x, y)[beyond_1_km], distance[beyond_1_km], rtol=3e-7)
+    back_lat, back_lon = projection.inverse(x, y)
+    np.testing.assert_allclose(back_lat, lat, rtol=0, atol=1e-9)
+    east = np.cos(np.radians(lat)) * _wrapped(back_lon - lon)  # degrees of a great circle
+    np.testing.assert_allclose(east, 0.0, rtol=0, atol=1e-9)
+    # Within 0.1 degree of a pole the inverse loses a few micrometres (sin chi near 1).
+    again_x, again_y = projection.forward(back_lat, back_lon)
+    np.testing.assert_allclose(again_x, x, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(again_y, y, rtol=0, atol=1e-5)
+    not_polar = np.abs(lat) < 89.9
+    np.testing.assert_allclose(again_x[not_polar], x[not_polar], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(again_y[not_polar], y[not_polar], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("lat0", "lon0"), [(0.0, 10.0), (40.75, -73.98), (-45.0, 170.0), (65.0, 25.0), (89.0, 0.0)]
+)
+def test_the_default_aeqd_keeps_displacements_within_its_proven_bound(
+    lat0: float, lon0: float
+) -> None:
+    """A hop of 1 m to 5 km from anywhere within 490 km has a planar length within
+    [1 - 1.2e-6, (1 + 1.2e-6) c / sin c] times its geodesic length (pyproj.Geod), c the
+    farther end's angular distance on Gauss's sphere: under 1.001 (the equator's sphere,
+    the smallest, gives 9.92e-4 at 490 km)."""
+    projection = projection_at(lat0, lon0)
+    rng = _seeded(41)
+    lat, lon, _ = _disc(lat0, lon0, 489_900.0, 20_000, rng)
+    assert not projection.outside(lat, lon)[0].any()
+    length = rng.uniform(1.0, 5_000.0, lat.size)
+    lon2, lat2, _ = GEOD.fwd(lon, lat, rng.uniform(0.0, 360.0, lat.size), length)
+    x1, y1 = projection.forward(lat, lon)
+    x2, y2 = projection.forward(np.asarray(lat2), np.asarray(lon2))
+    ratio = np.hypot(x2 - x1, y2 - y1) / length
+    c = np.maximum(np.hypot(x1, y1), np.hypot(x2, y2)) / _gauss_radius(lat0)
+    assert (ratio >= 1.0 - 1.2e-6).all(), ratio.min()
+    assert (ratio <= (1.0 + 1.2e-6) * c / np.sin(c) + 1e-9).all()
+    assert np.abs(ratio - 1.0).max() < 1e-3, np.abs(ratio - 1.0).max()
+
+
+@pytest.mark.parametrize(("lat0", "lon0"), [(0.0, 10.0), (40.75, -73.98), (90.0, 0.0)])
+def test_the_default_aeqd_region_is_490_km_of_geodesic_distance(lat0: float, lon0: float) -> None:
+    projection = projection_at(lat0, lon0)
+    azimuth = np.arange(0.0, 360.0, 15.0)
+    for distance, beyond in ((489_000.0, False), (491_000.0, True)):
+        lon, lat, _ = GEOD.fwd(
+            np.full(azimuth.size, lon0), np.full(azimuth.size, lat0), azimuth, np.full(24, distance)
+        )
+        far, _ = projection.outside(np.asarray(lat), np.asarray(lon))
+        assert far.tolist() == [beyond] * azimuth.size, distance
 
 
 def _hops_within(
