@@ -88,6 +88,23 @@ CASES: dict[str, Case] = {
         ("columns.name.treatment.key_file:", "not shown"),
         (_B64_KEY16, _B64_KEY16[:12]),
     ),
+    # A key pasted in place of key_env's variable name: refused at load, so by a dry run
+    # too (it was refused only when the run read the environment), never echoed.
+    "key_env hex": Case(
+        _hmac(_HEX_KEY).replace("key_file:", "key_env:"),
+        ("columns.name.treatment.key_env:", "looks like key material", "not shown"),
+        (_HEX_KEY, _HEX_KEY[:16]),
+    ),
+    "key_env base64 of 32 bytes": Case(
+        _hmac(_B64_KEY).replace("key_file:", "key_env:"),
+        ("columns.name.treatment.key_env:", "not shown"),
+        (_B64_KEY, _B64_KEY[:16]),
+    ),
+    "key_env not a variable name": Case(
+        _hmac("my key!").replace("key_file:", "key_env:"),
+        ("columns.name.treatment.key_env: is not an environment variable name",),
+        ("my key!",),
+    ),
     "a key pasted as a field's name": Case(
         _BASE.replace("bounds: [16, 100]", f"bounds: [16, 100], {_HEX_KEY}: 1"),
         ("columns.age.treatment.(a name that looks like key material, not shown)",),

@@ -37,6 +37,7 @@ __all__ = [
     "KeyEncoding",
     "SecretKey",
     "as_secret_key",
+    "check_env_name",
     "check_key_path",
     "hkdf_sha256",
     "looks_like_key_material",
@@ -248,6 +249,37 @@ def _key_not_path(text: str) -> str | None:
     return None
 
 
+def check_env_name(name: object) -> None:
+    """Refuse a key's environment variable name that is not one, without echoing it.
+
+    Every name :meth:`SecretKey.from_env` reads passes here first, and so does a plan's
+    ``key_env`` when the plan loads (a dry run refuses what the run would).
+
+    Raises
+    ------
+    ParameterError
+        ``name`` is not a non-empty string, looks like key material (a key pasted in
+        place of the variable's name), or is not letters, digits and ``_`` not starting
+        with a digit. The message never repeats the value.
+    """
+    if not isinstance(name, str) or not name:
+        raise ParameterError(
+            f"key_env: must be the name of an environment variable, got "
+            f"{type(name).__name__ if not isinstance(name, str) else 'an empty string'}"
+        )
+    if looks_like_key_material(name):
+        raise ParameterError(
+            "key_env: the environment variable name given looks like key material; "
+            "pass the variable's NAME (e.g. --key-env VEIL_KEY), not its value (the "
+            "value given is not shown)"
+        )
+    if not _ENV_NAME.match(name):
+        raise ParameterError(
+            "key_env: is not an environment variable name (letters, digits and '_', "
+            "not starting with a digit; the value given is not shown)"
+        )
+
+
 def check_key_path(path: str | os.PathLike[str], source: str = "key file") -> None:
     """Refuse a key file's path that is key material pasted in its place, without echoing it.
 
@@ -412,22 +444,7 @@ class SecretKey:
             variable is unset or empty (the message names it), does not decode to 32
             bytes, or the key is not random. No message holds key material.
         """
-        if not isinstance(name, str) or not name:
-            raise ParameterError(
-                f"key_env: must be the name of an environment variable, got "
-                f"{type(name).__name__ if not isinstance(name, str) else 'an empty string'}"
-            )
-        if looks_like_key_material(name):
-            raise ParameterError(
-                "key_env: the environment variable name given looks like key material; "
-                "pass the variable's NAME (e.g. --key-env VEIL_KEY), not its value (the "
-                "value given is not shown)"
-            )
-        if not _ENV_NAME.match(name):
-            raise ParameterError(
-                "key_env: is not an environment variable name (letters, digits and '_', "
-                "not starting with a digit; the value given is not shown)"
-            )
+        check_env_name(name)
         value = os.environ.get(name)
         if not value:
             raise ParameterError(

@@ -23,7 +23,7 @@ from veil.errors import DataTypeError, MissingValueError, ParameterError
 from veil.frames import record_masking
 from veil.gate import vault_kind
 from veil.masking import SecretKey
-from veil.masking.keys import check_key_path
+from veil.masking.keys import check_env_name, check_key_path
 from veil.release.schema import Missing, SpecModel, resolve_path
 from veil.release.steps.base import LedgerStep, Step, public_parameters, replaced
 
@@ -54,6 +54,18 @@ class _Keyed(SpecModel):
                 check_key_path(value, "key_file")
             except ParameterError as exc:
                 raise ValueError(str(exc).removeprefix("key_file: ")) from None
+        return value
+
+    @field_validator("key_env", mode="before")
+    @classmethod
+    def _env_name(cls, value: Any) -> Any:
+        # A key pasted in place of the variable's name is refused at load (so by a dry
+        # run too), never echoed.
+        if value is not None:
+            try:
+                check_env_name(value)
+            except ParameterError as exc:
+                raise ValueError(str(exc).removeprefix("key_env: ")) from None
         return value
 
     @model_validator(mode="before")
