@@ -76,7 +76,10 @@ def _why_not(
     if name == "membership" and control is None:
         return "no control records (pass a release function or control=)"
     if name == "intersection" and other is None:
-        return "no second release (pass other=)"
+        return (
+            "no second release of these records to join (veil attack RAW RELEASE --other "
+            "OTHER, or other= in veil.attacks)"
+        )
     return None
 
 
