@@ -77,10 +77,10 @@ def planar_laplace(
         default. ``"data"`` (or the legacy ``"auto"``, ``"utm"``, ``"aeqd"``) chooses it
         from the records, which makes every masked location depend on the others: a
         :class:`~veil.errors.PrivacyLeakWarning` says so and the output's
-        ``attrs["veil.leaks"]`` records it. For large data, ``projection_at(lat, lon,
-        method="stereographic")`` is evaluated in NumPy, several times faster than
-        PROJ's AEQD and UTM transforms (within 0.1 % of geodesic distances up to
-        400 km from the centre).
+        ``attrs["veil.leaks"]`` records it. ``projection_at(lat, lon)`` (its
+        default AEQD, 490 km) and ``method="stereographic"`` (400 km) are evaluated in
+        NumPy, within 0.1 % of geodesic distances in their regions and several times
+        faster than PROJ's UTM transform.
     outside : {"error", "drop"}, default "error"
         Records beyond the region where the projection keeps distances within 0.1 %
         (490 km from an AEQD centre, 3 degrees of longitude from a UTM zone's central

@@ -110,8 +110,8 @@ class LocationSpec(SpecModel):
 
     The planar projection is public: a ``centre`` (a city centre: by default an oblique
     stereographic projection about it, computed in NumPy, within 0.1 % of geodesic
-    distances up to 400 km away; ``projection: aeqd`` for PROJ's azimuthal equidistant,
-    490 km; ``projection: utm`` for the centre's UTM zone),
+    distances up to 400 km away; ``projection: aeqd`` for the azimuthal equidistant, also
+    in NumPy, 490 km; ``projection: utm`` for the centre's UTM zone),
     a ``region`` (``[south, west, north, east]`` in degrees) or a named planar ``crs``
     (``EPSG:32618``). Each record's mask is then independent of the other records and
     of the partitioning. ``projection: data`` instead lets the projection be chosen from
