@@ -34,6 +34,7 @@ from veil.mechanisms import (
     sample_discrete_laplace,
     sample_rounded_gaussian,
 )
+from veil.mechanisms.randomized_response import sample_keep_or_other
 
 LARGE_GRID = 2**40  # the largest grid make_grid allows
 SMALL_EPSILON = 0.01
@@ -287,3 +288,23 @@ def test_no_docstring_claims_exact_sampling_that_float_arithmetic_cannot_give() 
         assert "exact rejection" not in doc, obj
     gaussian = " ".join((Gaussian.__doc__ or "").split())
     assert "double-precision acceptance" in gaussian
+
+
+class LargestUniform:
+    """A stand-in generator whose uniform doubles are all the largest below 1."""
+
+    def random(self, size: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        target = np.empty(size or 0) if out is None else out
+        target[...] = math.nextafter(1.0, 0.0)
+        return target
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 42, 1025])
+def test_keep_or_other_never_wraps_to_the_original_category(k: int) -> None:
+    # u just below 1 replaces the code by offset k - 1, i.e. code - 1 (mod k). Summing
+    # the offset and the code in floating point rounded it up to k for some k (k = 2:
+    # 1 + (1 - 2^-53) + 1 rounds to 3), which wrapped to the original category.
+    codes = np.arange(k, dtype=np.int64)
+    rng: Any = LargestUniform()
+    out = sample_keep_or_other(codes, k, 0.5, rng)
+    np.testing.assert_array_equal(out, (codes - 1) % k)
