@@ -93,7 +93,12 @@ def numeric_input(data: Any, *, name: str, missing: MissingPolicy, mechanism: st
             "integer or float values"
         )
     integer = kind in "iu"
-    if isinstance(data, (pd.Series, pd.Index)) or not isinstance(data, np.ndarray):
+    if isinstance(data, (pd.Series, pd.Index)) and integer and isinstance(dtype, np.dtype):
+        # A NumPy integer column holds no missing value: its buffer is read as it is,
+        # as an array's is below (the mechanisms never write into their input).
+        values = np.asarray(data.to_numpy())
+        mask = np.zeros(values.shape, dtype=bool)
+    elif isinstance(data, (pd.Series, pd.Index)) or not isinstance(data, np.ndarray):
         mask = np.asarray(pd.isna(data))
         target = np.int64 if integer else np.float64
         fill = 0 if integer else np.nan

@@ -50,7 +50,9 @@ class Grid:
     def snap(self, values: np.ndarray) -> np.ndarray:
         """Clip ``values`` to the bounds and return their int64 grid indices."""
         if values.dtype.kind in "iu" and self.step == 1.0:
-            return np.clip(values.astype(np.int64), self.lo, self.hi)
+            # np.clip returns a new array: the caller's values are never written.
+            ints = values if values.dtype == np.int64 else values.astype(np.int64)
+            return np.clip(ints, self.lo, self.hi)
         scaled = np.asarray(values, dtype=np.float64) / self.step
         np.rint(scaled, out=scaled)
         np.clip(scaled, self.lo, self.hi, out=scaled)

@@ -87,8 +87,10 @@ def sample_keep_or_other(
         draw -= keep
         draw *= scale
         draw += 1.0
-        # Below 1 (u < keep) the code is kept: offset 0.
-        np.clip(draw, 0.0, top, out=draw)
+        # Below 1 (u < keep) the code is kept: offset 0. (Two ufuncs: np.clip's Python
+        # wrapper costs more than its pass over a block this size.)
+        np.maximum(draw, 0.0, out=draw)
+        np.minimum(draw, top, out=draw)
         shift[...] = draw  # truncation: the offset is floor(draw)
         target = out[start : start + m]
         np.add(block, shift, out=target)
