@@ -52,7 +52,7 @@ class Grid:
         if values.dtype.kind in "iu" and self.step == 1.0:
             # np.clip returns a new array: the caller's values are never written.
             ints = values if values.dtype == np.int64 else values.astype(np.int64)
-            return np.clip(ints, self.lo, self.hi)
+            return np.asarray(np.clip(ints, self.lo, self.hi))
         scaled = np.asarray(values, dtype=np.float64) / self.step
         np.rint(scaled, out=scaled)
         np.clip(scaled, self.lo, self.hi, out=scaled)
