@@ -24,6 +24,7 @@ from veil.anonymity.models import (
     RecursiveCLDiversity,
     TCloseness,
     _Classes,
+    _PairCounts,
     _Pairs,
 )
 
@@ -36,13 +37,18 @@ def _every_class(size: int, n_values: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64)
 
 
-def _classes(compositions: np.ndarray, prior: np.ndarray) -> _Classes:
+def _classes(compositions: np.ndarray, prior: np.ndarray, dense: bool = False) -> _Classes:
+    """The classes as a roll-up hands them to the models: their pairs listed, or summed
+    into a dense (values x classes) matrix of counts."""
     cls, value = np.nonzero(compositions)
     counts = compositions[cls, value]
     classes = _Classes(len(compositions), compositions.sum(axis=1))
-    classes.pairs["s"] = _Pairs(
-        cls.astype(np.int64), value.astype(np.int64), counts, len(prior), prior
+    pairs = (
+        _PairCounts(dense=compositions.T.astype(np.float64))
+        if dense
+        else _PairCounts((cls.astype(np.int64), value.astype(np.int64), counts))
     )
+    classes.pairs["s"] = _Pairs(pairs, len(prior), prior)
     return classes
 
 
@@ -67,25 +73,45 @@ MODELS: list[PrivacyModel] = [
 ]
 
 
+@pytest.mark.parametrize("dense", [False, True], ids=["pairs", "dense"])
 @pytest.mark.parametrize("model", MODELS, ids=repr)
 @pytest.mark.parametrize("prior", PRIORS, ids=lambda p: "-".join(f"{x:g}" for x in p))
 def test_every_class_below_the_minimum_size_is_rejected(
-    model: PrivacyModel, prior: np.ndarray
+    model: PrivacyModel, prior: np.ndarray, dense: bool
 ) -> None:
     least = model._minimum_size(prior)
     assert least >= 1
     for size in range(1, min(least, 12)):
         compositions = _every_class(size, len(prior))
-        assert not model._accepts(_classes(compositions, prior)).any(), size
+        assert not model._accepts(_classes(compositions, prior, dense)).any(), size
 
 
+@pytest.mark.parametrize("dense", [False, True], ids=["pairs", "dense"])
 @pytest.mark.parametrize("t", [0.05, 0.15, 0.3, 0.45])
 @pytest.mark.parametrize("prior", PRIORS, ids=lambda p: "-".join(f"{x:g}" for x in p))
-def test_t_closeness_minimum_size_is_tight(t: float, prior: np.ndarray) -> None:
+def test_t_closeness_minimum_size_is_tight(t: float, prior: np.ndarray, dense: bool) -> None:
     # Some class of exactly the minimum size is t-close: the bound prunes no feasible node.
     least = TCloseness("s", t)._minimum_size(prior)
     compositions = _every_class(least, len(prior))
-    assert TCloseness("s", t)._accepts(_classes(compositions, prior)).any()
+    assert TCloseness("s", t)._accepts(_classes(compositions, prior, dense)).any()
+
+
+@pytest.mark.parametrize("model", MODELS, ids=repr)
+@pytest.mark.parametrize("prior", PRIORS, ids=lambda p: "-".join(f"{x:g}" for x in p))
+def test_dense_counts_give_the_verdicts_of_the_listed_pairs(
+    model: PrivacyModel, prior: np.ndarray
+) -> None:
+    # A roll-up hands the models a dense matrix of counts; they must decide as they do
+    # from the pairs, class by class, and the pairs derived from the matrix are the same.
+    compositions = np.concatenate([_every_class(size, len(prior)) for size in (1, 3, 5, 8)])
+    listed = _classes(compositions, prior)
+    summed = _classes(compositions, prior, dense=True)
+    np.testing.assert_array_equal(model._accepts(summed), model._accepts(listed))
+    by_class = np.lexsort((summed.pairs["s"].value, summed.pairs["s"].cls))
+    for name in ("cls", "value", "count"):
+        np.testing.assert_array_equal(
+            getattr(summed.pairs["s"], name)[by_class], getattr(listed.pairs["s"], name)
+        )
 
 
 def test_models_without_a_size_bound_claim_none() -> None:

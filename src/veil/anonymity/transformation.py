@@ -29,7 +29,7 @@ import pandas as pd
 
 from veil.anonymity import metrics as _metrics
 from veil.anonymity.hierarchy import Hierarchy
-from veil.anonymity.models import PrivacyModel, _Classes, _Pairs
+from veil.anonymity.models import PrivacyModel, _Classes, _PairCounts, _Pairs
 from veil.errors import ColumnError, DataTypeError, ParameterError
 from veil.frames import arrow_strings, default_string_dtype
 
@@ -137,43 +137,51 @@ class Table:
 
     ``classes`` holds the generalized QI codes of each class (QIs x classes: one
     contiguous row per QI, as the roll-ups read them) and
-    ``size`` its records; each row is a distinct (class ``cls``, combined sensitive
-    code ``sens``) pair with its record ``count``. Without sensitive attributes the rows
-    are the classes (``count`` is ``size``; ``cls`` and ``sens`` are empty). Coarser
-    nodes are rolled up class by class, so the per-row work is two integer passes
-    whatever the number of QIs.
+    ``size`` its records; each row of ``pairs`` is a distinct (class ``cls``, combined
+    sensitive code ``sens``) pair with its record ``count``. Without sensitive
+    attributes the rows are the classes (``count`` is ``size``; ``cls`` and ``sens``
+    are empty). Coarser nodes are rolled up class by class, so the per-row work is two
+    integer passes whatever the number of QIs.
     """
 
     classes: _Matrix
     size: _Ints
-    cls: _Ints
-    sens: _Ints
-    count: _Ints
+    pairs: _PairCounts
+
+    @property
+    def cls(self) -> _Ints:
+        return self.pairs.arrays[0]
+
+    @property
+    def sens(self) -> _Ints:
+        return self.pairs.arrays[1]
+
+    @property
+    def count(self) -> _Ints:
+        return self.pairs.arrays[2]
 
     def __len__(self) -> int:
-        return len(self.count)
+        return self.pairs.rows
 
 
-def _pairs(
-    cls: _Ints, value: _Ints, count: _Ints, n_classes: int, n_values: int
-) -> tuple[_Ints, _Ints, _Ints]:
+def _pairs(cls: _Ints, value: _Ints, count: _Ints, n_classes: int, n_values: int) -> _PairCounts:
     """Distinct (class, value) pairs with summed counts (in no particular order)."""
     span = n_classes * n_values
-    key = cls * n_values + value
     # Summing into every possible pair beats hashing the pairs up to a wide span: a
     # class holds a few of the sensitive values, so the span is several times the rows.
-    if span <= 16 * len(key) + 65536:
-        summed = np.bincount(key, weights=count, minlength=span)
-        keys = np.flatnonzero(summed > 0)  # several times faster than on the floats
-        totals = summed[keys].astype(np.int64)
-    else:
-        codes, k, first = _factorize(key, span)
-        totals = np.bincount(codes, weights=count, minlength=k).astype(np.int64)
-        keys = key[first]
-        if not totals.all():
-            keys, totals = keys[totals > 0], totals[totals > 0]
+    # The sums are the (value x class) matrix; the pairs' arrays come from it on demand.
+    if span <= 16 * len(cls) + 65536:
+        key = value * n_classes + cls
+        summed = np.bincount(key, weights=count, minlength=span).astype(np.float64, copy=False)
+        return _PairCounts(dense=summed.reshape(n_values, n_classes))
+    key = cls * n_values + value
+    codes, k, first = _factorize(key, span)
+    totals = np.bincount(codes, weights=count, minlength=k).astype(np.int64)
+    keys = key[first]
+    if not totals.all():
+        keys, totals = keys[totals > 0], totals[totals > 0]
     pair_cls, pair_value = np.divmod(keys, n_values)
-    return pair_cls, pair_value, totals
+    return _PairCounts((pair_cls, pair_value, totals))
 
 
 @dataclass
@@ -497,7 +505,7 @@ class Problem:
             if self.attrs:
                 sens = sens[positive]
         rows = np.arange(len(weight), dtype=np.int64) if self.attrs else _NO_PAIRS
-        return Table(classes, weight, rows, sens, weight)
+        return Table(classes, weight, _PairCounts((rows, sens, weight)))
 
     def roll_up(
         self, source: Table, source_node: tuple[int, ...] | None, node: tuple[int, ...]
@@ -527,12 +535,10 @@ class Problem:
         else:
             size = np.bincount(merged, weights=source.size, minlength=n_classes).astype(np.int64)
         if self.attrs:
-            cls, sens, count = _pairs(
-                merged[source.cls], source.sens, source.count, n_classes, self.sens_span
-            )
+            pairs = _pairs(merged[source.cls], source.sens, source.count, n_classes, self.sens_span)
         else:
-            cls, sens, count = _NO_PAIRS, _NO_PAIRS, size
-        return Table(classes, size, cls, sens, count), n_classes, merged
+            pairs = _PairCounts((_NO_PAIRS, _NO_PAIRS, size))
+        return Table(classes, size, pairs), n_classes, merged
 
     def lower_bounds(self, nodes: npt.NDArray[np.integer[Any]]) -> _Floats:
         return _metrics.lower_bounds(
@@ -558,18 +564,16 @@ class Problem:
         for i, att in enumerate(self.attrs):
             stride //= self.n_values[i]
             if len(self.attrs) == 1:
-                pair_cls, pair_value, pair_count = table.cls, table.sens, table.count
+                counts = table.pairs
             else:
-                pair_cls, pair_value, pair_count = _pairs(
+                counts = _pairs(
                     table.cls,
                     table.sens // stride % self.n_values[i],
                     table.count,
                     n_classes,
                     self.n_values[i],
                 )
-            classes.pairs[att] = _Pairs(
-                pair_cls, pair_value, pair_count, self.n_values[i], self.prior[i]
-            )
+            classes.pairs[att] = _Pairs(counts, self.n_values[i], self.prior[i])
         verdicts = [model._accepts(classes) for model in self.models]
         ok = _all_of(verdicts, n_classes)
         monotone_ok = _all_of(
@@ -619,7 +623,9 @@ class Problem:
                 keep = ok[pairs.cls]
                 cls, value, count = pairs.cls[keep], pairs.value[keep], pairs.count[keep]
                 prior = np.bincount(value, weights=count, minlength=pairs.n_values)
-                released.pairs[att] = _Pairs(cls, value, count, pairs.n_values, prior / prior.sum())
+                released.pairs[att] = _Pairs(
+                    _PairCounts((cls, value, count)), pairs.n_values, prior / prior.sum()
+                )
             accepted = ok.copy()
             for model in self.recheck:
                 accepted &= model._accepts(released)
