@@ -139,7 +139,7 @@ def numeric_output(values: np.ndarray, column: NumericColumn) -> Any:
 class CategoricalColumn:
     """Integer codes over a domain, ready for a categorical mechanism."""
 
-    codes: np.ndarray  # int64, -1 for kept missing entries
+    codes: np.ndarray  # int32 (Arrow strings) or int64, -1 for kept missing entries
     categories: np.ndarray
     missing: np.ndarray | None
     dtype: Any  # the input's dtype, to shape the output alike
@@ -297,8 +297,20 @@ def _arrow_factorize(data: Any) -> tuple[np.ndarray, np.ndarray]:
         rest = pc.unique(pc.filter(array, unmatched))
         categories = _sorted_distinct(pa.concat_arrays([categories, rest]))
         found = pc.index_in(array, value_set=categories)
-    codes = np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
-    return codes, np.asarray(categories.to_pylist(), dtype=object)
+    return _arrow_codes(found), np.asarray(categories.to_pylist(), dtype=object)
+
+
+def _arrow_codes(found: Any) -> np.ndarray:
+    """Arrow's int32 look-up result as codes, -1 where it is null.
+
+    Without nulls the codes are Arrow's buffer itself (read-only, no copy): the
+    mechanisms only read them, and int32 halves the memory of every later pass.
+    """
+    import pyarrow.compute as pc
+
+    if found.null_count:
+        found = pc.fill_null(found, -1)
+    return np.asarray(found.to_numpy())
 
 
 def _sorted_distinct(values: Any) -> Any:
@@ -332,7 +344,7 @@ def _codes_over(data: Any, domain: pd.Index) -> np.ndarray:
         import pyarrow.compute as pc
 
         found = pc.index_in(pa.array(data), value_set=pa.array(list(domain), pa.string()))
-        return np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.int64)
+        return _arrow_codes(found)
     if _is_object(data.dtype):
         # Each distinct object is looked up once (see factorize_objects).
         by_object, objects = factorize_objects(np.asarray(data))

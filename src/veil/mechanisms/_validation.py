@@ -66,8 +66,12 @@ def check_domain_size(k: int, minimum: int, name: str = "domain") -> None:
         raise ParameterError(f"{name}: needs at least {minimum} categories, got {k}")
 
 
-def check_codes(codes: Any, k: int, name: str = "codes") -> np.ndarray:
-    """Return ``codes`` as an int64 array after checking every code is in ``[0, k)``."""
+def check_codes(codes: Any, k: int, name: str = "codes", *, widen: bool = True) -> np.ndarray:
+    """Return ``codes`` after checking every code is in ``[0, k)``.
+
+    As an int64 array, or with ``widen=False`` in the integer dtype they came in (no
+    copy of int32 codes for a caller that only reads them).
+    """
     arr = np.asarray(codes)
     if arr.dtype.kind not in "iu":
         raise ParameterError(f"{name}: must be integer category codes, got dtype {arr.dtype}")
@@ -75,7 +79,7 @@ def check_codes(codes: Any, k: int, name: str = "codes") -> np.ndarray:
         raise ParameterError(
             f"{name}: every code must be in [0, {k}), got values in [{arr.min()}, {arr.max()}]"
         )
-    return arr.astype(np.int64, copy=False)
+    return arr.astype(np.int64, copy=False) if widen else arr
 
 
 def unique_labels(domain: Sequence[Any] | np.ndarray, name: str = "domain") -> np.ndarray:

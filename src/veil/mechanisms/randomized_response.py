@@ -70,6 +70,8 @@ def sample_keep_or_other(
     if keep >= 1.0:
         return np.array(codes, dtype=np.int64)
     flat = np.ascontiguousarray(codes).reshape(-1)
+    if flat.dtype.kind != "i":  # uint64 + int64 would give floats
+        flat = flat.astype(np.int64)
     out = np.empty(flat.shape, dtype=np.int64)
     scale = (k - 1) / (1.0 - keep)
     # The offset is at most k - 1: a draw rounded up to k would wrap to the original
@@ -148,7 +150,7 @@ class RandomizedResponse:
 
     def randomise(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Randomize integer category codes in ``[0, k)``; returns int64 codes."""
-        arr = check_codes(codes, self.k)
+        arr = check_codes(codes, self.k, widen=False)  # read only: int32 stays int32
         return sample_keep_or_other(arr, self.k, self.keep_probability, rng)
 
 
