@@ -15,6 +15,7 @@ __all__ = [
     "MASKING_ATTR",
     "PRIVACY_ATTR",
     "arrow_strings",
+    "copy_on_write",
     "default_string_dtype",
     "factorize_objects",
     "output_frame",
@@ -27,7 +28,8 @@ PRIVACY_ATTR = "veil.privacy"
 MASKING_ATTR = "veil.masking"
 
 
-def _copy_on_write() -> bool:
+def copy_on_write() -> bool:
+    """Whether pandas copies on write: a frame may then share a column with another."""
     if int(pd.__version__.split(".", 1)[0]) >= 3:
         return True
     return pd.get_option("mode.copy_on_write") is True
@@ -40,7 +42,7 @@ def output_frame(df: pd.DataFrame) -> pd.DataFrame:
     the columns with ``df`` at no cost; otherwise it is a deep copy, as
     ``DataFrame.assign`` makes, so that editing the result in place cannot reach ``df``.
     """
-    return df.copy(deep=not _copy_on_write())
+    return df.copy(deep=not copy_on_write())
 
 
 def record_cost(
@@ -80,7 +82,7 @@ def arrow_strings(codes: npt.NDArray[np.integer], labels: Any, dtype: pd.StringD
 
     codes = np.asarray(codes)
     missing = codes < 0
-    positions = codes.astype(np.int32)
+    positions = codes.astype(np.int32, copy=False)
     indices = pa.array(positions, mask=missing) if missing.any() else pa.array(positions)
     return pd.array(pa.array(list(labels), pa.large_string()).take(indices), dtype=dtype)
 

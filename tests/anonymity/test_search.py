@@ -23,6 +23,7 @@ from veil.anonymity.models import (
 )
 from veil.anonymity.search import NoSolutionError, anonymize, evaluate
 from veil.errors import ColumnError, ParameterError
+from veil.frames import default_string_dtype
 
 from .._data import DATA
 
@@ -177,6 +178,43 @@ def test_result_fields_and_suppression_modes() -> None:
         assert column in lattice.columns
     chosen = lattice.loc[(lattice[list(hierarchies)] == pd.Series(removed.levels)).all(axis=1)]
     assert bool(chosen["feasible"].iloc[0])
+
+
+def test_a_qi_released_at_level_0_keeps_its_values_and_the_input_is_untouched() -> None:
+    # Nothing suppressed, a QI at level 0 shows each value as itself (its label), in
+    # the dtype a release gives every QI (pandas 3 may then share the input's column);
+    # a missing value shows its label, the text "nan". Editing the release, or the
+    # input afterwards, leaves the other as it was.
+    strings = default_string_dtype()
+    df = pd.DataFrame(
+        {
+            "zip": pd.Series(["1301", "1302", "1311", "1312"] * 3, dtype=strings),
+            "sex": pd.Series(["m", "f", "m"] * 4, dtype=strings),
+            "code": pd.Series(["a", None, "b", "a"] * 3, dtype=strings),
+            "n": np.arange(12),
+        }
+    )
+    hierarchies = {
+        "zip": Hierarchy.masking(["1301", "1302", "1311", "1312"], steps=2),
+        "sex": Hierarchy.from_frame(pd.DataFrame({0: ["m", "f"], 1: ["*", "*"]})),
+        "code": Hierarchy.from_frame(pd.DataFrame({0: ["a", "b", "nan"], 1: ["*"] * 3})),
+    }
+    original = df.copy()
+    levels = {"zip": 0, "sex": 0, "code": 0}
+    for suppression in ("remove", "mark"):
+        out = evaluate(
+            df, hierarchies, levels, [KAnonymity(1)], max_suppression=0, suppression=suppression
+        ).data
+        assert [out[q].dtype for q in hierarchies] == [strings] * 3
+        assert out["zip"].tolist() == df["zip"].tolist()
+        assert out["sex"].tolist() == df["sex"].tolist()
+        assert out["code"].tolist() == ["a", "nan", "b", "a"] * 3
+        out.loc[0, "zip"] = "1399"
+        out.loc[1, "sex"] = "x"
+        pd.testing.assert_frame_equal(df, original)
+    out = evaluate(df, hierarchies, levels, [KAnonymity(1)], max_suppression=0).data
+    df.loc[0, "zip"] = "1399"
+    assert out.loc[0, "zip"] == "1301"
 
 
 def test_errors() -> None:

@@ -31,7 +31,7 @@ from veil.anonymity import metrics as _metrics
 from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.models import PrivacyModel, _Classes, _PairCounts, _Pairs
 from veil.errors import ColumnError, DataTypeError, ParameterError
-from veil.frames import arrow_strings, default_string_dtype
+from veil.frames import arrow_strings, copy_on_write, default_string_dtype
 
 __all__ = ["REFERENCES", "Outcome", "Problem", "Table", "TableCache", "node_of"]
 
@@ -363,10 +363,11 @@ class Problem:
         # infeasible too.
         self.monotone_models = [m.monotone(True) for m in models]
         self.heights = [h.levels - 1 for h in self.hierarchies]
-        self.level0 = [
-            h.encode(df[q]).astype(np.int64)
-            for q, h in zip(self.qis, self.hierarchies, strict=True)
-        ]
+        # Level-0 codes, one row per QI: the records' class table as it is.
+        self.codes0 = np.empty((len(self.qis), self.rows), dtype=np.int64)
+        for j, (q, h) in enumerate(zip(self.qis, self.hierarchies, strict=True)):
+            self.codes0[j] = h.encode(df[q])
+        self.level0 = list(self.codes0)
         self.attrs = attrs
         self._encode_sensitive(df)
         self._group_tables()
@@ -496,7 +497,7 @@ class Problem:
 
     def records(self) -> Table:
         """One class and one row per record (of positive weight), at the original levels."""
-        classes = np.stack(self.level0)
+        classes = self.codes0
         weight = self.weight
         sens = _combine(self.sens, self.n_values)[0] if self.attrs else _NO_PAIRS
         if not bool((weight > 0).all()):
@@ -650,25 +651,24 @@ class Problem:
         else:
             generalized = self._generalized(node)
             kept = self._record_kept(generalized, outcome)
-        # Only the columns that change are rebuilt; the others are taken as they are.
-        if suppression == "remove" and not kept.all():
-            rows = np.flatnonzero(kept)
-            rest = self.df.drop(columns=self.qis).take(rows)
-        else:
-            rows = None
-            rest = self.df.drop(columns=self.qis)
+        everyone = bool(kept.all())
+        rows = None if everyone or suppression != "remove" else np.flatnonzero(kept)
         if generalized is None:
             at = record_node_class if rows is None else record_node_class[rows]
-            generalized = [codes[at] for codes in outcome.table.classes]
+            # int32: the codes Arrow takes labels with, in one pass per QI.
+            class_codes = outcome.table.classes.astype(np.int32)
         elif rows is not None:
             generalized = [codes[rows] for codes in generalized]
         strings = default_string_dtype()
         arrow = isinstance(strings, pd.StringDtype) and strings.storage == "pyarrow"
         labelled: dict[Hashable, Any] = {}
         for j, q in enumerate(self.qis):
+            if everyone and node[j] == 0 and self._verbatim(q, strings):
+                labelled[q] = _values(self.df[q])
+                continue
             labels = self.hierarchies[j].labels(node[j])
-            codes = generalized[j]
-            if suppression != "remove":
+            codes = class_codes[j][at] if generalized is None else generalized[j]
+            if suppression != "remove" and not everyone:
                 # Suppressed records show "*" in every QI: one more label.
                 labels = np.append(labels, "*")
                 codes = np.where(kept, codes, len(labels) - 1)
@@ -677,16 +677,43 @@ class Problem:
                 if arrow
                 else np.asarray(labels, dtype=object)[codes]
             )
-        return self._assemble(rest, labelled), int(self.weight[~kept].sum())
+        return self._assemble(labelled, rows), int(self.weight[~kept].sum())
 
-    def _assemble(self, rest: pd.DataFrame, labelled: dict[Hashable, Any]) -> pd.DataFrame:
-        """``rest`` with the ``labelled`` QI columns back in the input's column order."""
+    def _verbatim(self, q: str, strings: Any) -> bool:
+        """Whether QI ``q`` at level 0, every record released, is the input's column.
+
+        Its values are then its level-0 labels: strings of the dtype a release gives its
+        QIs (a string matches only the label equal to it), none missing (whose label is
+        the text ``"nan"``). The column is shared, not copied: only under copy-on-write.
+        """
+        column = self.df[q]
+        if not (isinstance(strings, pd.StringDtype) and column.dtype == strings):
+            return False
+        if not copy_on_write():
+            return False
+        if strings.storage == "pyarrow":
+            import pyarrow as pa
+
+            return bool(pa.array(column.array).null_count == 0)  # counted by Arrow
+        return not column.hasnans
+
+    def _assemble(self, labelled: dict[Hashable, Any], rows: _Ints | None) -> pd.DataFrame:
+        """The input's other columns (its ``rows``, or all) with the ``labelled`` QI
+        columns, in the input's column order."""
         if not self.df.columns.is_unique:
-            out = rest
+            out = self.df.drop(columns=self.qis)
+            if rows is not None:
+                out = out.take(rows)
             for i, c in enumerate(self.df.columns):
                 if c in labelled:
                     out.insert(i, c, labelled[c])
             return out
+        if rows is None and copy_on_write():
+            rest = self.df  # its columns are shared, not copied
+        else:
+            rest = self.df.drop(columns=self.qis)
+            if rows is not None:
+                rest = rest.take(rows)
         # One frame built from all its columns: inserting them one by one costs more.
         columns = {c: labelled[c] if c in labelled else _values(rest[c]) for c in self.df.columns}
         out = pd.DataFrame(columns, index=rest.index, copy=False)
