@@ -576,6 +576,44 @@ def test_input_frame_is_never_mutated(case: str, call: Any) -> None:
 
 
 @pytest.mark.parametrize(
+    ("column", "call"),
+    [
+        ("c", lambda df: dp_randomized_response_kary(df, "c", 1.0, domain=COLORS, rng=_gen(0))),
+        ("c", lambda df: dp_exponential(df, "c", 1.0, domain=COLORS, rng=_gen(0))),
+        ("s", lambda df: dp_randomized_response_binary(df, "s", 1.0, rng=_gen(0))),
+        (
+            "dp_c",
+            lambda df: dp_randomized_response_kary(
+                df, "c", 1.0, True, overwrite=True, domain=COLORS, rng=_gen(0)
+            ),
+        ),
+    ],
+    ids=["kary", "exponential", "binary", "kary-overwrite"],
+)
+def test_editing_the_output_does_not_reach_the_input(column: str, call: Any) -> None:
+    # The released column is written into the output's own copy where pandas made one
+    # (pandas 2 without copy-on-write: the object columns share one block); editing any
+    # column of the output in place, the released one included, must leave the input.
+    df = pd.DataFrame(
+        {
+            "c": np.array(["red", "green", "blue", "white"], dtype=object),
+            "s": np.array(["F", "M", "M", "F"], dtype=object),
+            "dp_c": np.array(["x", "x", "x", "x"], dtype=object),
+            "n": np.arange(4),
+        },
+        index=[4, 2, 9, 0],
+    )
+    before = df.copy(deep=True)
+    out = call(df)
+    assert list(out.columns) == list(df.columns)
+    assert out[column].dtype == df[column].dtype
+    assert set(out[column]) <= set(COLORS) | {"F", "M"}
+    for name in out.columns:
+        out.loc[4, name] = -1 if pd.api.types.is_numeric_dtype(out[name]) else "edited"
+    pd.testing.assert_frame_equal(df, before)
+
+
+@pytest.mark.parametrize(
     "call",
     [
         lambda d: dp_randomized_response_kary_array(d, 1.0, domain=COLORS, rng=_gen(0)),

@@ -402,14 +402,44 @@ def with_column(
     appended to ``ledger`` and to ``out.attrs["veil.privacy"]``.
     """
     out = output_frame(df)
-    if not isinstance(values, pd.Series):
-        # An object array stays object: pandas 3 would otherwise infer its strings into
-        # a new str column (a copy of every value, and a dtype the input did not have).
-        dtype = object if isinstance(values, np.ndarray) and values.dtype == object else None
-        values = pd.Series(values, index=df.index, dtype=dtype, copy=False)
-    out[target] = values
+    if not _wrote_into_own_copy(out, df, target, values):
+        if not isinstance(values, pd.Series):
+            # An object array stays object: pandas 3 would otherwise infer its strings
+            # into a new str column (a copy of every value, and a dtype the input did
+            # not have).
+            dtype = object if isinstance(values, np.ndarray) and values.dtype == object else None
+            values = pd.Series(values, index=df.index, dtype=dtype, copy=False)
+        out[target] = values
     record_cost(out, df, cost, ledger)
     return out
+
+
+def _wrote_into_own_copy(out: pd.DataFrame, df: pd.DataFrame, target: Any, values: Any) -> bool:
+    """Write ``values`` over ``out[target]`` in place when ``out`` holds its own copy of it.
+
+    On pandas 2 without copy-on-write ``out`` is a deep copy; replacing one column of a
+    block of several (the object strings of a frame share one) would copy the block's
+    other columns once more, while writing into the copy costs one pass. Only a NumPy
+    column of exactly ``values``' dtype, whose memory is not the caller's, is written;
+    anything else (copy-on-write frames, a new column, another dtype) returns False.
+    """
+    if (
+        not isinstance(values, np.ndarray)
+        or values.ndim != 1
+        or len(values) != len(df)
+        or target not in df.columns
+    ):
+        return False
+    loc = out.columns.get_loc(target)
+    if not isinstance(loc, int):
+        return False
+    mine, theirs = out.iloc[:, loc], df.iloc[:, loc]
+    if not isinstance(mine.dtype, np.dtype) or mine.dtype != values.dtype:
+        return False
+    if np.may_share_memory(mine.to_numpy(), theirs.to_numpy()):
+        return False  # copy-on-write: the column is still the caller's
+    out.iloc[:, loc] = values
+    return True
 
 
 def record(cost: PrivacyCost, ledger: PrivacyLedger | None) -> None:
