@@ -25,10 +25,12 @@ admit (numpy 2, pyarrow 26; trasgodp pins numpy 2.0.2), so it runs in a venv of 
 
 Part ``battery``: ``run_battery`` on Adult (32 561 records) with the default sample, every
 attack (location has no location to attack in Adult and says so), the release function a
-plan-like treatment (Laplace and randomized response at epsilon = 1, generalized
-education, marital status, race and country, as ``src/veil/release/examples/adult.yaml``)
-and, for the intersection, a second release under other hierarchies; then the location
-attack on the NYC taxi example's treatment. Load average before and after.
+plan-like treatment shaped like ``src/veil/release/examples/adult.yaml`` without its
+k-anonymity search (randomized response on workclass and occupation and Laplace on hours
+at epsilon = 1, 5-year age bands, the country as United-States or Other, fnlwgt,
+education-num, relationship and the capital columns dropped) and, for the intersection,
+a second release with 10-year age bands and the country kept; then the location attack on
+the NYC taxi example's treatment. Load average before and after.
 
 Part ``plan``: the Adult example plan (``adult.yaml``) with every attack a plan alone can
 run (the intersection needs a second release), run by ``veil.release.run`` on pandas and
