@@ -2,7 +2,8 @@
 
 A database URL may carry credentials in its user part (``postgresql://u:pw@host/db``,
 or ``u:pw@host`` quoted without its scheme), in its query (``?password=...``,
-``?sslpassword=...``) or in a libpq keyword string (``host=h password=...``).
+``?sslpassword=...``), in a libpq keyword string (``host=h password=...``) or in
+libpq's environment (``PGPASSWORD=...``).
 :func:`redact` removes all of them from a text, whatever the form; :func:`redact_url`
 reduces one URL to what may be shown: its scheme, host, port, path and the query
 parameters known to hold no secret (:data:`SAFE_QUERY`), the others' values replaced by
@@ -44,8 +45,12 @@ SAFE_QUERY: Final[frozenset[str]] = frozenset(
 """Query parameters of a database URL whose values hold no secret."""
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
-# libpq keyword/value strings and ``name=value`` pairs whose name says secret.
-_NAMES = r"(?:ssl)?pass(?:word|wd)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+# libpq keyword/value strings and ``name=value`` pairs whose name says secret, also with
+# a prefix: libpq's environment (``PGPASSWORD``, ``PGSSLPASSWORD``) and ``DB_PASSWORD``.
+_NAMES = (
+    r"(?:\w*_|pg)?(?:(?:ssl)?pass(?:word|wd)?|pwd|secret|token|api[_-]?key|access[_-]?key"
+    r"|private[_-]?key)"
+)
 _SECRET_NAME = re.compile(rf"(?i){_NAMES}")
 _SECRET_PAIR = re.compile(rf"(?i)\b({_NAMES})(\s*=\s*)('[^']*'|\"[^\"]*\"|[^\s&;,'\"]+)")
 # ``user:password@host`` outside a URL (a library quoting an address without its scheme).
