@@ -111,13 +111,15 @@ class Treated:
     identifiers: tuple[str, ...] = ()
     # Named by the command and released as they are (anonymize's sensitive attributes).
     kept: tuple[str, ...] = ()
+    # Named by the command and released exactly as quasi-identifiers (share's Q).
+    exact: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
         return list(
             dict.fromkeys(
                 [*(self.location or ()), *self.numeric, *self.categorical, *self.identifiers,
-                 *self.kept]
+                 *self.kept, *self.exact]
             )
         )  # fmt: skip
 
@@ -191,7 +193,11 @@ def other_columns(
         numeric=treated.numeric,
         categorical=treated.categorical,
         identifiers=treated.identifiers,
-        kept={**dict.fromkeys(treated.kept, "sensitive"), **dict.fromkeys(others, "unknown")},
+        kept={
+            **dict.fromkeys(treated.kept, "sensitive"),
+            **dict.fromkeys(treated.exact, "quasi_identifier"),
+            **dict.fromkeys(others, "unknown"),
+        },
         acknowledged=tuple(split_list(acknowledge, "--acknowledge")) if acknowledge else (),
     )
     acknowledged_unknown(declared, [str(c) for c in frame.columns], "--acknowledge")

@@ -6,7 +6,10 @@ Reads one table and a public domain (YAML: column -> categories, or bounds and b
 (ε, δ) pairs; the search, by default with the private selection) and writes the chosen
 candidate
 with its rows shuffled (:func:`veil.frames.shuffle_rows`) and CSV cells a
-spreadsheet would run as formulas escaped. Its defaults are a plan's ``share:`` section's
+spreadsheet would run as formulas escaped. Q is released as it is, so it passes the
+release gate's carrier check first (:func:`veil.cli.one_table.other_columns`): a Q
+column that gives an S column away, or singles out records, is refused unless
+``--acknowledge`` names it. Its defaults are a plan's ``share:`` section's
 (``refine: false``, ``alpha: 1``, ``selection: private``, ``min_k: 2``, 4 instances,
 ``E^T`` 0.5). It prints the chosen pair, the composed privacy cost and
 every leak. Nothing is written unless the search releases a candidate, and the table is
@@ -39,6 +42,7 @@ from veil.cli.files import (
     table_format,
     write_table,
 )
+from veil.cli.one_table import Treated, other_columns
 from veil.cli.options import Encoding, Json, Seed, Sep
 
 if TYPE_CHECKING:
@@ -125,6 +129,14 @@ def share(
     min_k: Annotated[
         int, typer.Option("--min-k", help="The released Q must be min-k-anonymous.")
     ] = 2,
+    acknowledge: Annotated[
+        str | None,
+        typer.Option(
+            "--acknowledge",
+            help="COL,COL: columns of Q that give an S column away or single out records, "
+            "released knowingly (a warning lists each as a leak).",
+        ),
+    ] = None,
     seed: Seed = None,
     sep: Sep = None,
     encoding: Encoding = None,
@@ -169,6 +181,15 @@ def share(
         "min_k": min_k,
     }
     with captured_warnings() as caught:
+        synthesized = tuple(c for c in dict.fromkeys([*s_cols, label]) if c not in q_cols)
+        frame = other_columns(
+            frame,
+            Treated(numeric=synthesized, categorical=synthesized, exact=tuple(q_cols)),
+            keep_other=False,
+            drop_other=True,
+            name=data.name,
+            acknowledge=acknowledge,
+        )
         search_rng, order_rng = spawn(resolve_rng(seed, stacklevel=3), 2)
         try:
             result, requirements = _run(frame, options, search_rng, total)

@@ -98,12 +98,12 @@ def declared(plan: Plan, columns: Sequence[str]) -> Declared:
     """What ``plan`` treats and what it copies unchanged, for the gate's carrier check.
 
     ``columns`` are the input's; columns the plan drops or does not list are not
-    released and are left out.
+    released and are left out. A share step's synthesized columns (S) are treated, and
+    its exact ones (Q, as the plan gives them) are released as they are: one that gives
+    an S column away undoes its synthesis.
     """
     anonymized = set(plan.anonymization.quasi_identifiers) if plan.anonymization else set()
-    shared = (
-        set(plan.share.quasi_identifiers) | set(plan.share.synthesized) if plan.share else set()
-    )
+    synthesized = set(plan.share.synthesized) if plan.share else set()
     numeric: list[str] = []
     categorical: list[str] = []
     identifiers: list[str] = []
@@ -116,11 +116,12 @@ def declared(plan: Plan, columns: Sequence[str]) -> Declared:
             categorical.append(name)
         elif method in ("hmac", "token", "ff1", "redact"):
             identifiers.append(name)
-        elif method == "generalize" or (method == "keep" and name in anonymized):
-            # Generalized: an exact copy gives it away as a number or as a category.
+        elif method == "generalize" or (method == "keep" and name in anonymized | synthesized):
+            # Generalized or synthesized: an exact copy gives it away as a number or as a
+            # category.
             numeric.append(name)
             categorical.append(name)
-        elif method == "keep" and name not in shared and name in columns:
+        elif method == "keep" and name in columns:
             kept[name] = spec.role
     return Declared(
         locations=tuple((loc.lat, loc.lon) for loc in plan.locations),

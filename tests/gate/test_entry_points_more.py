@@ -1,0 +1,179 @@
+"""The release gate's matrix, continued: the paths ``test_entry_points.py`` left out.
+
+* ``veil share`` (and a plan's ``share`` step): formula headers, the mode of its public
+  output, a kill while it writes, and Q columns that give an S column away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from veil.gate import HEADER, CarrierError
+from veil.release import run
+
+from ..cli.test_share import DOMAIN
+from ..cli.test_share import table as table  # the shared fixture
+from ..release.test_share_step import _plan as _share_plan
+from ..release.test_share_step import _table as _share_table
+from .conftest import Veil
+from .test_entry_points import _KILLER, _mode
+
+
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _header(path: Path) -> str:
+    return path.read_text(encoding="utf-8").splitlines()[0]
+
+
+def _assert_escaped(header: str, name: str) -> None:
+    """``name`` is in the CSV header with its apostrophe, and no name runs as a formula."""
+    assert "'" + name.replace('"', '""') in header
+    assert not any(cell.lstrip('"').startswith("=") for cell in header.split(","))
+
+
+# ------------------------------------------------------------------ 1. veil share
+
+# --q and --s split on commas: a formula name without one.
+_SHARE_FORMULA = '=HYPERLINK("http://evil.example")'
+
+
+def _share_files(folder: Path, frame: pd.DataFrame, renamed: dict[str, str]) -> tuple[Path, Path]:
+    data, domain = folder / "people.csv", folder / "domain.yaml"
+    frame.rename(columns=renamed).to_csv(data, index=False)
+    spec = {renamed.get(k, k): v for k, v in DOMAIN.items()}
+    domain.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    return data, domain
+
+
+def _share(data: Path, domain: Path, out: Path, q: str = "sex,region", *extra: object) -> list[str]:
+    return [str(a) for a in (
+        "share", data, "--q", q, "--s", "age,income,y", "--label", "y", "--domain", domain,
+        "--out", out, "--synthesizer", "independent", "--tn", "3", "--instances", "2",
+        "--seed", "5", *extra,
+    )]  # fmt: skip
+
+
+def test_veil_share_escapes_a_formula_in_a_column_name(
+    veil: Veil, table: pd.DataFrame, tmp_path: Path
+) -> None:
+    data, domain = _share_files(tmp_path, table, {"region": _SHARE_FORMULA})
+    out = tmp_path / "out.csv"
+    shown = veil(*_share(data, domain, out, f"sex,{_SHARE_FORMULA}", "--json"))
+    assert shown.code == 0, shown.err
+    assert json.loads(shown.out)["csv_cells_escaped"][HEADER] == 1
+    _assert_escaped(_header(out), _SHARE_FORMULA)
+    # Read back, the name keeps its apostrophe: the escape is in the file itself.
+    assert set(pd.read_csv(out).columns) == {"sex", "'" + _SHARE_FORMULA, "age", "income", "y"}
+
+
+@pytest.mark.parametrize(
+    ("umask", "mode"),
+    [(0o000, 0o666), (0o027, 0o640), (0o077, 0o600)],
+    ids=["umask 000", "umask 027", "umask 077"],
+)
+def test_veil_share_writes_a_public_file_that_follows_the_umask(
+    veil: Veil, table: pd.DataFrame, tmp_path: Path, umask: int, mode: int
+) -> None:
+    # The released table is public: it is written as the umask allows, and nothing else
+    # (no staging folder, no temporary file) is left beside it.
+    data, domain = _share_files(tmp_path, table, {})
+    folder = tmp_path / "release"
+    folder.mkdir()
+    with _umask(umask):
+        shown = veil(*_share(data, domain, folder / "out.csv"))
+    assert shown.code == 0, shown.err
+    assert [p.name for p in folder.iterdir()] == ["out.csv"]
+    assert _mode(folder / "out.csv") == mode
+
+
+def test_a_killed_veil_share_leaves_nothing_readable_and_the_next_run_cleans_up(
+    veil: Veil, table: pd.DataFrame, tmp_path: Path
+) -> None:
+    data, domain = _share_files(tmp_path, table, {})
+    folder = tmp_path / "out"
+    folder.mkdir()
+    argv = _share(data, domain, folder / "o.csv")
+    killed = subprocess.run([sys.executable, "-c", _KILLER, *argv], capture_output=True)
+    assert killed.returncode == -9, killed.stderr  # killed in the middle of its write
+    left = list(folder.iterdir())
+    assert left and all(p.name.startswith(".veil-staging-") for p in left)
+    assert all(_mode(p) == 0o700 for p in left)  # the partial output is the owner's alone
+    done = veil(*argv)
+    assert done.code == 0, done.err
+    assert [p.name for p in folder.iterdir()] == ["o.csv"]
+
+
+# y_copy repeats the synthesized label y; row_id numbers the records.
+_SHARE_CARRIERS = {"y_copy": "same-categories", "row_id": "identifier"}
+
+
+@pytest.mark.parametrize("column", sorted(_SHARE_CARRIERS))
+def test_veil_share_refuses_a_q_column_that_gives_s_away_unless_acknowledged(
+    veil: Veil, table: pd.DataFrame, tmp_path: Path, column: str
+) -> None:
+    # Q is released as it is: a Q column that is a copy of the synthesized y, or a
+    # record number, undoes the synthesis as an X/Y copy undoes a location mask.
+    frame = table.assign(y_copy=table["y"], row_id=range(len(table)))
+    data, domain = _share_files(tmp_path, frame, {})
+    spec = yaml.safe_load(domain.read_text(encoding="utf-8"))
+    spec.update({"y_copy": ["hi", "lo"], "row_id": {"bounds": [0, len(table)], "bins": 10}})
+    domain.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    out = tmp_path / "out.csv"
+    refused = veil(*_share(data, domain, out, f"sex,region,{column}"))
+    assert refused.code == 2
+    assert f"{column} ({_SHARE_CARRIERS[column]}" in refused.err
+    assert "--acknowledge" in refused.err
+    assert not out.exists()
+    done = veil(*_share(data, domain, out, f"sex,region,{column}", "--acknowledge", column))
+    if column == "row_id":
+        # Acknowledged, a record number still fails OptimShare's own check on Q.
+        assert done.code == 1 and "only 1-anonymous (min_k = 2)" in done.err
+        assert not out.exists()
+        return
+    assert done.code == 0, done.err
+    assert "--acknowledge" in done.err and "y_copy (same-categories" in done.err
+    # Released as it is: each record's (sex, y) is in the file, where y is meant to be
+    # synthetic.
+    released = pd.read_csv(out)
+    assert sorted(zip(released["sex"], released["y_copy"], strict=True)) == sorted(
+        zip(frame["sex"], frame["y"], strict=True)
+    )
+
+
+def test_a_share_plan_refuses_a_q_column_that_gives_s_away_unless_acknowledged(
+    tmp_path: Path,
+) -> None:
+    plan = _share_plan(tmp_path)
+    frame = _share_table()
+    frame["y_copy"] = frame["y"]
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    plan["columns"]["y_copy"] = {"role": "quasi_identifier", "treatment": "keep"}
+    plan["share"]["quasi_identifiers"].append("y_copy")
+    plan["share"]["domain"] = {**plan["share"]["domain"], "y_copy": ["hi", "lo"]}
+    with pytest.raises(CarrierError, match=r"y_copy \(same-categories") as refused:
+        run(plan, tmp_path / "rel", rng=1)
+    assert "acknowledge" in str(refused.value)
+    assert not (tmp_path / "rel").exists()
+    plan["acknowledge"] = ["y_copy"]
+    result = run(plan, tmp_path / "rel", rng=1)
+    released = result.read_release()
+    assert (released["y_copy"].to_numpy() == frame.loc[released.index, "y"].to_numpy()).all()
+    assert result.manifest["not_protected"]["carriers_acknowledged"] == ["y_copy"]
+    assert any(leak.startswith("acknowledge: y_copy") for leak in result.manifest["leaks"])
