@@ -1,7 +1,8 @@
 """The release gate's matrix, continued: the paths ``test_entry_points.py`` left out.
 
 * ``veil share`` (and a plan's ``share`` step): formula headers, the mode of its public
-  output, a kill while it writes, and Q columns that give an S column away.
+  output, a kill while it writes, and Q columns that give an S column away;
+* formula headers through ``veil anonymize`` and a plan run on Dask.
 """
 
 from __future__ import annotations
@@ -20,13 +21,20 @@ import yaml
 
 from veil.gate import HEADER, CarrierError
 from veil.release import run
+from veil.release.engine import DaskEngine
 
 from ..cli.test_share import DOMAIN
 from ..cli.test_share import table as table  # the shared fixture
 from ..release.test_share_step import _plan as _share_plan
 from ..release.test_share_step import _table as _share_table
 from .conftest import Veil
-from .test_entry_points import _KILLER, _mode
+from .test_entry_points import (
+    _FORMULA,
+    _KILLER,
+    _ONE_TABLE,
+    EXAMPLES,
+    _mode,
+)
 
 
 @contextmanager
@@ -177,3 +185,32 @@ def test_a_share_plan_refuses_a_q_column_that_gives_s_away_unless_acknowledged(
     assert (released["y_copy"].to_numpy() == frame.loc[released.index, "y"].to_numpy()).all()
     assert result.manifest["not_protected"]["carriers_acknowledged"] == ["y_copy"]
     assert any(leak.startswith("acknowledge: y_copy") for leak in result.manifest["leaks"])
+
+
+# ------------------------------------------------------------ 2. formula headers
+
+
+@pytest.mark.parametrize("entry", ["veil anonymize", "library on dask"])
+def test_a_formula_in_a_column_name_is_escaped_on_anonymize_and_dask(
+    veil: Veil, nyc_taxi: pd.DataFrame, tmp_path: Path, entry: str
+) -> None:
+    taxi = nyc_taxi[nyc_taxi["pickup_latitude"] != 0]
+    source = tmp_path / "taxi.csv"
+    if entry == "veil anonymize":
+        taxi.rename(columns={"tip_amount": _FORMULA}).to_csv(source, index=False)
+        hierarchy = tmp_path / "passengers.csv"
+        hierarchy.write_text("\n".join(f"{i},*" for i in range(10)) + "\n", encoding="utf-8")
+        args = [a.replace("PASSENGERS", str(hierarchy)) for a in _ONE_TABLE["anonymize"]]
+        out = tmp_path / "o.csv"
+        outcome = veil("anonymize", source, *args, "--keep-other", "--out", out, "--json")
+        assert outcome.code == 0, outcome.err
+        assert json.loads(outcome.out)["csv_cells_escaped"][HEADER] == 1
+    else:
+        taxi.rename(columns={"passenger_count": _FORMULA}).to_csv(source, index=False)
+        plan = yaml.safe_load((EXAMPLES / "location.yaml").read_text(encoding="utf-8"))
+        plan["input"] = {"path": str(source)}
+        plan["columns"][_FORMULA] = plan["columns"].pop("passenger_count")
+        plan["output"] = {"report": False}
+        run(plan, tmp_path / "rel", rng=1, engine=DaskEngine("threads", npartitions=3))
+        out = tmp_path / "rel" / "release.csv"
+    _assert_escaped(_header(out), _FORMULA)
