@@ -4,12 +4,15 @@
   output, a kill while it writes, and Q columns that give an S column away;
 * formula headers through ``veil anonymize`` and a plan run on Dask;
 * the drop limit's opt-out: a plan's ``locations[].max_outside`` and ``veil geo
-  --max-outside`` lift the refusal the same input gets without them.
+  --max-outside`` lift the refusal the same input gets without them;
+* a release through a PostgreSQL vault whose URL holds a password: no file, printed line
+  or log record holds the password.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -23,14 +26,16 @@ import pytest
 import yaml
 
 from veil.errors import DomainError
-from veil.gate import HEADER, CarrierError
+from veil.gate import HEADER, CarrierError, PublicManifest
 from veil.release import run
 from veil.release.engine import DaskEngine
 
 from ..cli.test_share import DOMAIN
 from ..cli.test_share import table as table  # the shared fixture
+from ..masking.conftest import postgres_server  # noqa: F401 (the shared fixture)
 from ..release.test_share_step import _plan as _share_plan
 from ..release.test_share_step import _table as _share_table
+from ..server.conftest import _postgres_database
 from .conftest import CENTRE, Veil
 from .test_entry_points import (
     _FORMULA,
@@ -38,8 +43,11 @@ from .test_entry_points import (
     _ONE_TABLE,
     COPIES,
     EXAMPLES,
+    SECRET,
+    _files,
     _location_plan,
     _mode,
+    _token_plan,
 )
 
 
@@ -323,3 +331,65 @@ def test_on_dask_the_custodian_counts_the_records_every_partition_dropped(
     plan["locations"][0]["max_outside"] = 0.5
     run(plan, tmp_path / "rel", rng=1, engine=DaskEngine("threads", npartitions=3))
     assert _dropped(tmp_path / "rel") == outside
+
+
+# ------------------------------------------------------ 4. a PostgreSQL vault
+
+
+def _with_password(server: str, form: str) -> str:
+    """A fresh database on the test server, its URL holding ``SECRET`` in ``form``.
+
+    The server trusts its socket's users, so the password is sent and ignored: the
+    release runs, and where the password goes is what is tested.
+    """
+    from sqlalchemy.engine import make_url
+
+    url = make_url(_postgres_database(server))
+    held = url.set(password=SECRET) if form == "user:pw@" else url.update_query_dict({form: SECRET})
+    return held.render_as_string(hide_password=False)
+
+
+@pytest.mark.parametrize("form", ["user:pw@", "password", "sslpassword"])
+@pytest.mark.parametrize("entry", ["library", "veil release"])
+def test_a_postgresql_vault_password_reaches_no_file_printed_line_or_log(
+    veil: Veil,
+    tmp_path: Path,
+    people: Path,
+    key_file: Path,
+    postgres_server: str,  # noqa: F811 (the shared fixture)
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    form: str,
+    entry: str,
+) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    vault = _with_password(postgres_server, form)
+    assert SECRET in vault
+    plan = _token_plan(tmp_path, people, key_file, vault)
+    out = tmp_path / "rel"
+    caplog.set_level(logging.DEBUG)
+    if entry == "library":
+        result = run(plan, out, rng=1)
+        captured = capsys.readouterr()
+        printed = captured.out + captured.err + json.dumps(result.to_dict(), default=str)
+    else:
+        outcome = veil("release", plan, "--out", out, "--json")
+        assert outcome.code == 0, outcome.err
+        printed = outcome.out + outcome.err
+    # The tokens are in the PostgreSQL vault, one a person.
+    url = make_url(vault)
+    with psycopg.connect(host=url.query["host"], port=int(str(url.query["port"])),
+                         user=url.username, dbname=url.database) as conn:  # fmt: skip
+        stored = conn.execute("SELECT count(*) FROM veil_tokens").fetchone()
+    assert stored is not None and stored[0] == len(pd.read_csv(people))
+    written = {p.name: p for p in _files(out, tmp_path / "rel.custodian")}
+    assert {"manifest.json", "custodian.json", "report.html"} <= set(written)
+    for path in written.values():
+        assert SECRET.encode() not in path.read_bytes(), path.name
+    logged = "\n".join(f"{r.getMessage()} {r.args!r}" for r in caplog.records)
+    assert SECRET not in printed + logged + caplog.text
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    PublicManifest.model_validate(manifest)
+    assert manifest["steps"]["name"]["parameters"]["vault"] == "postgresql database"
