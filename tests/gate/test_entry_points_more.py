@@ -6,7 +6,9 @@
 * the drop limit's opt-out: a plan's ``locations[].max_outside`` and ``veil geo
   --max-outside`` lift the refusal the same input gets without them;
 * a release through a PostgreSQL vault whose URL holds a password: no file, printed line
-  or log record holds the password.
+  or log record holds the password;
+* projected coordinates (UTM metres, State Plane feet) of the masked point, kept beside
+  it: refused on every path unless acknowledged.
 """
 
 from __future__ import annotations
@@ -393,3 +395,73 @@ def test_a_postgresql_vault_password_reaches_no_file_printed_line_or_log(
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     PublicManifest.model_validate(manifest)
     assert manifest["steps"]["name"]["parameters"]["vault"] == "postgresql database"
+
+
+# ------------------------------------------------ 5. projected coordinates
+
+
+_PROJECTED = {"UTM 18N metres": "EPSG:32618", "NY State Plane feet": "EPSG:2263"}
+
+
+@pytest.fixture(params=sorted(_PROJECTED))
+def taxi_projected(request: pytest.FixtureRequest, nyc_taxi: pd.DataFrame, tmp_path: Path) -> Path:
+    """The taxi sample with ``X``/``Y``: the pickup point in a projected CRS."""
+    from pyproj import Transformer
+
+    taxi = nyc_taxi[(nyc_taxi["pickup_latitude"] != 0) & (nyc_taxi["dropoff_latitude"] != 0)]
+    to = Transformer.from_crs("EPSG:4326", _PROJECTED[request.param], always_xy=True)
+    x, y = to.transform(taxi["pickup_longitude"].to_numpy(), taxi["pickup_latitude"].to_numpy())
+    path = tmp_path / "taxi.csv"
+    taxi.assign(X=x.round(2), Y=y.round(2)).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("entry", ["library", "veil release", "veil geo"])
+def test_projected_copies_of_the_masked_point_are_refused_unless_acknowledged(
+    veil: Veil, taxi_projected: Path, tmp_path: Path, entry: str
+) -> None:
+    out = tmp_path / "rel"
+    for acknowledge in ([], ["X", "Y"]):
+        if entry == "veil geo":
+            # The pickup time is one more carrier the command names: acknowledged here.
+            known = ",".join([*acknowledge, "tpep_pickup_datetime"])
+            out = tmp_path / "geo.csv"
+            outcome = veil("geo", taxi_projected, *_ONE_TABLE["geo"], "--keep-other",
+                           "--acknowledge", known, "--out", out)  # fmt: skip
+            message, code = outcome.err, outcome.code
+            released_file = out
+        else:
+            plan = _location_plan_without(
+                taxi_projected, ("Location", "trip_id"), acknowledge=acknowledge
+            )
+            released_file = out / "taxi_release.csv"
+            if entry == "veil release":
+                path = tmp_path / "plan.yaml"
+                path.write_text(yaml.safe_dump(plan), encoding="utf-8")
+                outcome = veil("release", path, "--out", out)
+                message, code = outcome.err, outcome.code
+            else:
+                try:
+                    run(plan, out, rng=1)
+                    message, code = "", 0
+                except CarrierError as refused:
+                    message, code = str(refused), 2
+        if not acknowledge:
+            assert code == 2
+            assert "X (coordinates" in message and "Y (coordinates" in message
+            assert "acknowledge" in message and not released_file.exists()
+            continue
+        assert code == 0, message
+        released = pd.read_csv(released_file)
+        source = pd.read_csv(taxi_projected)
+        # Released as they are, so the exact pickups are in them: the reason to refuse.
+        assert set(zip(released["X"], released["Y"], strict=True)) <= set(
+            zip(source["X"], source["Y"], strict=True)
+        )
+        if entry != "veil geo":
+            manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+            assert manifest["not_protected"]["carriers_acknowledged"] == ["X", "Y"]
+            leaks = [leak for leak in manifest["leaks"] if leak.startswith("acknowledge:")]
+            assert len(leaks) == 2 and all("masked location" in leak for leak in leaks)
+        else:
+            assert "X (coordinates" in message and "--acknowledge" in message
