@@ -18,6 +18,7 @@ __all__ = [
     "copy_on_write",
     "default_string_dtype",
     "factorize_objects",
+    "merge_masking",
     "output_frame",
     "record_cost",
     "record_masking",
@@ -26,6 +27,8 @@ __all__ = [
 
 PRIVACY_ATTR = "veil.privacy"
 MASKING_ATTR = "veil.masking"
+MASKING_COUNTS = ("dropped", "rows_permuted", "pairs_requested", "pairs_swapped")
+"""Fields of a masking entry that count records: summed when parts of a table are merged."""
 
 
 def copy_on_write() -> bool:
@@ -64,6 +67,37 @@ def record_masking(out: pd.DataFrame, source: pd.DataFrame, entries: list[dict[s
     history = list(source.attrs.get(MASKING_ATTR, []))
     history.extend(entries)
     out.attrs = {**source.attrs, MASKING_ATTR: history}
+
+
+def merge_masking(
+    entries: list[dict[str, Any]], more: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The masking entries of two parts of one table, as one table's.
+
+    An entry of ``more`` that ``entries`` also holds (equal but for the counts of
+    :data:`MASKING_COUNTS`) adds its counts to it; any other is inserted after the
+    entry that preceded it in ``more``, so a step recorded by one part only (a drop in
+    the one part that dropped records) keeps its place among the steps. Neither list
+    is changed.
+    """
+    merged = [dict(entry) for entry in entries]
+    place = 0
+    for entry in more:
+        same = _uncounted(entry)
+        found = next((i for i, e in enumerate(merged) if _uncounted(e) == same), None)
+        if found is None:
+            merged.insert(place, dict(entry))
+            found = place
+        else:
+            for key in MASKING_COUNTS:
+                if key in entry:
+                    merged[found][key] = merged[found].get(key, 0) + entry[key]
+        place = found + 1
+    return merged
+
+
+def _uncounted(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in MASKING_COUNTS}
 
 
 def default_string_dtype() -> Any:

@@ -307,8 +307,7 @@ def test_max_outside_lifts_the_refusal_the_same_input_gets_without_it(
         assert len(pd.read_csv(out / "taxi_release.csv")) == rows - outside
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["plan"]["locations"][0]["max_outside"] == limit  # the opt-out is public
-        if not entry.endswith("dask"):  # see the test below
-            assert _dropped(out) == outside
+        assert _dropped(out) == outside
 
 
 def _dropped(out: Path) -> int:
@@ -319,12 +318,6 @@ def _dropped(out: Path) -> int:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: on Dask the custodian file keeps the first partition's masking "
-    "entries (engine/partitioned.py _same_costs), so 'dropped' counts one partition's "
-    "records, and none when that partition dropped none",
-)
 def test_on_dask_the_custodian_counts_the_records_every_partition_dropped(
     third_outside: tuple[Path, int, int], tmp_path: Path
 ) -> None:

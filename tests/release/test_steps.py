@@ -141,3 +141,18 @@ def test_both_engines_count_the_same_classes_of_the_noised_rows(tmp_path: Path) 
         assert int(table[RECORDS].sum()) == 3000
     # One partition, the same stream: the same noise, hence the same class counts.
     pd.testing.assert_frame_equal(totals[0], totals[1], check_dtype=False)
+
+
+def test_merged_masking_adds_the_counts_of_every_part_and_keeps_the_steps_order() -> None:
+    """Partitions of one table: a drop recorded by some parts only is counted once, summed."""
+    from veil.frames import merge_masking
+
+    token = {"column": "id", "method": "vault token", "key_id": "k1", "namespace": "id"}
+    drop = {"method": "outside the projection's region: dropped", "columns": ["lat", "lon"]}
+    ff1 = {"column": "ssn", "method": "ff1", "key_id": "k2", "radix": 10}
+    first = [token, ff1]
+    second = [token, {**drop, "dropped": 3}, ff1]
+    third = [token, {**drop, "dropped": 4}, ff1]
+    merged = merge_masking(merge_masking(first, second), third)
+    assert merged == [token, {**drop, "dropped": 7}, ff1]  # radix is no count: not summed
+    assert first == [token, ff1] and second[1]["dropped"] == 3  # inputs left as they were

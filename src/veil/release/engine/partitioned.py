@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from veil.frames import shuffle_rows
+from veil.frames import merge_masking, shuffle_rows
 from veil.release.engine.base import (
     Finisher,
     Gathered,
@@ -83,8 +83,13 @@ def _clean_index(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _same_costs(first: Recorded | None, other: Recorded) -> Recorded:
-    """Every partition must record the same costs (the ledger is per record)."""
+def _merged(first: Recorded | None, other: Recorded) -> Recorded:
+    """What the partitions recorded, as the whole table's.
+
+    Every partition must record the same privacy costs (the ledger is per record). The
+    masking entries are merged: the records each partition dropped or swapped add up
+    (:func:`veil.frames.merge_masking`), so the custodian's counts are the table's.
+    """
     if first is None:
         return other
     if other.privacy != first.privacy:
@@ -92,7 +97,7 @@ def _same_costs(first: Recorded | None, other: Recorded) -> Recorded:
             "partitions recorded different privacy costs: "
             f"{other.privacy} and {first.privacy}; nothing was written"
         )
-    return first
+    return Recorded(first.privacy, merge_masking(first.masking, other.masking))
 
 
 class DaskEngine:
@@ -330,7 +335,7 @@ class DaskEngine:
         frame = _clean_index(pd.concat([r[0] for r in results]))
         first: Recorded | None = None
         for _, recorded, _ in results:
-            first = _same_costs(first, recorded)
+            first = _merged(first, recorded)
         recorded = first or Recorded()
         timings = {f"row steps ({partitions_text(len(parts))})": elapsed}
         return Gathered(frame, recorded.privacy, recorded.masking, timings)
@@ -403,7 +408,7 @@ class DaskEngine:
             for p, (frame, buckets, recorded, probed, count) in zip(
                 chosen, self._compute(*tasks), strict=True
             ):
-                first = _same_costs(first, recorded)
+                first = _merged(first, recorded)
                 total += count
                 if collect is not None:
                     collect(p, probed)
