@@ -85,6 +85,25 @@ def test_a_table_too_wide_for_the_risk_scan_keeps_its_profile_and_says_why(
     assert carol.get(f"/datasets/{response.json()['id']}/plans/new").status_code == 200
 
 
+def test_a_risk_scan_cut_by_the_time_limit_keeps_the_profile_and_says_what_it_measured(
+    tmp_path: Path,
+) -> None:
+    # 60 columns of few values: 60 suggested quasi-identifiers, 36,050 combinations of
+    # up to three, about 14 s to scan on 1,000 rows; read in well under the limit.
+    site = _site(tmp_path, None, profile_seconds=3)
+    carol = site.login("carol")
+    response = upload(carol, _wide(60, rows=1000))
+    assert site.work() == ["done"]
+    dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    assert dataset["profile_status"] == "done" and dataset["profile"]["rows"] == 1000
+    scanned = dataset["risk"]["scanned"]
+    assert scanned["complete"] is False
+    assert 0 < scanned["scanned"] < scanned["total"] == 60 + 1770 + 34_220
+    assert dataset["risk"]["combinations"]
+    page = carol.get(f"/datasets/{response.json()['id']}").text
+    assert 'id="scan-cut"' in page and f"after {scanned['scanned']} of 36050" in page
+
+
 def test_a_profile_whose_worker_does_not_stop_is_failed_by_the_supervisors_check(
     sqlite_site: Site,
 ) -> None:

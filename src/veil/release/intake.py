@@ -311,6 +311,9 @@ class RiskGuidance:
         Records the figures were measured on.
     sampled : bool
         Whether those were a sample of the table (figures are then estimates).
+    scanned : dict
+        How far the combination scan went: ``complete``, and ``scanned`` of ``total``
+        combinations when its time limit stopped it (the others were not measured).
     """
 
     identifiers: list[dict[str, Any]]
@@ -321,6 +324,7 @@ class RiskGuidance:
     combinations: list[dict[str, Any]]
     sample_rows: int
     sampled: bool
+    scanned: dict[str, Any] = field(default_factory=lambda: {"complete": True})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -385,4 +389,5 @@ def risk_guidance(profile: Profile, *, time_limit: float = 10.0) -> RiskGuidance
         combinations,
         len(sample),
         profile.sampled,
+        dict(suggested.combinations.attrs.get("veil.qi_scan", {"complete": True})),
     )

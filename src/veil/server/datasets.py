@@ -198,7 +198,8 @@ def profile_dataset(
     :func:`veil.server.leases.held`).
 
     The profile stops once it has run ``config.profile_seconds`` (checked after each
-    block of rows, and given to the risk guidance as its time limit).
+    block of rows). The time left is the risk guidance's limit: a combination scan it
+    stops keeps the combinations it measured, and the summary says how many.
 
     Raises
     ------
@@ -232,8 +233,9 @@ def profile_dataset(
 
     try:
         profile = profile_csv(_opener(_file(config, uid), key, uid), rng=None, progress=tick)
+        # The combination scan stops itself at the time left and keeps what it
+        # measured (``risk["scanned"]`` says how far it went): the profile stands.
         risk = _risk(profile, left())
-        left()
     except _TimeUp as exc:
         _failed(db, job_id, worker, dataset_id, str(exc), None)
         raise InputError(str(exc), field="profile") from None
