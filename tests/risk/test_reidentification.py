@@ -339,3 +339,32 @@ def test_qi_scan_bounds_are_checked(
 ) -> None:
     with pytest.raises(ParameterError, match=match):
         qi_scan(small, {"a": ["zip"], "b": ["sex"]}, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_scan_counts_the_classes_that_numbering_them_gives(seed: int) -> None:
+    """The scan codes each column once and counts the combined codes; the classes must be
+    those of :func:`veil.classes.class_ids` (missing values a value, wide keys hashed)."""
+    from itertools import combinations
+
+    from veil.classes import class_ids
+
+    gen = np.random.Generator(np.random.PCG64(seed))
+    n = int(gen.integers(1, 400))
+    df = pd.DataFrame(
+        {
+            "few": gen.integers(0, 3, n).astype(str),
+            "missing": np.where(gen.random(n) < 0.3, None, gen.integers(0, 4, n).astype(str)),
+            "wide": gen.integers(0, 10**12, n),  # a combined key beyond 8 n values
+            "float": np.where(gen.random(n) < 0.2, np.nan, gen.integers(0, 5, n) / 2),
+        }
+    )
+    scanned = qi_scan(df, list(df.columns))
+    for size in range(1, 5):
+        for combo in combinations(df.columns, size):
+            ids, k = class_ids((df[c] for c in combo), n)
+            sizes = np.bincount(ids, minlength=k)
+            row = scanned.loc[" + ".join(combo)]
+            assert row["n_classes"] == k
+            assert row["unique_rate"] == (sizes == 1).sum() / n
+            assert row["max_risk"] == 1.0 / sizes.min()

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from veil.classes import class_ids, value_codes
+from veil.classes import class_ids, class_sizes, value_codes
 from veil.errors import ColumnError, ParameterError, PrivacyWarning
 from veil.risk.population import check_fraction, class_size_histogram, population_uniqueness
 
@@ -423,11 +423,15 @@ def qi_scan(
             )
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     rows = []
+    coded: dict[Hashable, tuple[npt.NDArray[np.int64], int]] = {}  # each column once
     for label, combo in combos:
         if deadline is not None and rows and time.perf_counter() > deadline:
             break
         qis = _check_frame(df, combo, f"candidates[{label!r}]")
-        _, sizes = _classes(df, qis)
+        for c in qis:
+            if c not in coded:
+                coded[c] = value_codes(df[c])
+        sizes = class_sizes([coded[c] for c in qis], len(df))
         rows.append(
             {
                 "combination": label,
