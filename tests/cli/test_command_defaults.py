@@ -72,7 +72,7 @@ def test_errors_name_the_flag_not_the_python_keyword(
         "--drop-other", "--out", tmp_path / "geo.csv",
     )  # fmt: skip
     assert far.code == 2
-    assert "outside='" not in far.err
+    assert "outside='" not in far.err and "--outside drop" in far.err  # the flag, not Python
     frame = pd.read_csv(adult_csv)
     frame.loc[frame.index[:3], "age"] = None
     holes = tmp_path / "holes.csv"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from veil.geo import jitter, projection_at
 from veil.geo.circle import wrap_longitudes
@@ -52,7 +53,18 @@ def test_the_interactive_map_is_centred_among_the_points(tmp_path: Path) -> None
     assert north - south < 0.5
 
 
-def test_the_report_draws_and_measures_the_cluster() -> None:
+def test_the_report_draws_and_measures_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    import veil.release.report.maps as report_maps
+    from veil.release.report.plots import _figure as made
+
+    figures = []
+
+    def kept(*args: float) -> object:
+        figure = made(*args)
+        figures.append(figure)
+        return figure
+
+    monkeypatch.setattr(report_maps, "_figure", kept)
     fiji = _fiji()
     released = jitter(
         fiji, "lat", "lon", 200.0, projection=projection_at(-17.65, 180.0 - 360.0),
@@ -73,3 +85,13 @@ def test_the_report_draws_and_measures_the_cluster() -> None:
     assert "Not drawn" not in maps and "left out" not in maps
     assert "Not computed" not in maps
     assert "median displacement (m)" in maps
+    # The location figure frames the cluster: a degree of longitude across, as tall as
+    # its 0.3 degree of latitude (the 0.5 % tails and padding aside), not a strip of
+    # the whole world.
+    (figure,) = figures
+    original = figure.axes[0]
+    west, east = original.get_xlim()
+    south, north = original.get_ylim()
+    assert 0.8 < east - west < 1.5 and 0.2 < north - south < 0.5
+    assert 179.0 < (west + east) / 2 % 360.0 < 181.0  # drawn about the antimeridian
+
