@@ -158,3 +158,28 @@ def test_a_semicolon_table_reads_as_its_columns_in_every_command(
     assert result.code == 0, result.err
     said = json.loads(result.out)
     assert (said["n_records"], said["n_classes"]) == (len(frame), 3)
+
+
+def test_a_space_aligned_table_is_refused_in_one_line_and_text_with_spaces_is_not(
+    veil: Veil, tmp_path: Path
+) -> None:
+    # UCI's page-blocks.data: numbers aligned with spaces, no header. Read as CSV it was
+    # one column named by its first line, and veil init drafted a plan for that.
+    aligned = tmp_path / "blocks.txt"
+    aligned.write_text(
+        "   5   7     35  1.400 .400 .657     2.33     14     23      6 1\n"
+        "   6   7     42  1.167 .429 .881     3.60     18     37      5 1\n"
+        "   6  18    108  3.000 .287 .741     4.43     31     80      7 1\n",
+        encoding="utf-8",
+    )
+    for command in (["init", aligned], ["risk", aligned, "--qi", "x"]):
+        result = veil(*command)
+        assert result.code == 2 and "Traceback" not in result.err
+        (line,) = [x for x in result.err.splitlines() if x.startswith("veil: error:")]
+        assert "11 fields aligned with spaces" in line and "';', a tab or '|'" in line
+    assert not (tmp_path / "blocks.plan.yaml").exists()
+    # One column of text whose values hold words (single spaces) is a column, as before.
+    names = tmp_path / "names.csv"
+    names.write_text("name\nAna Maria Lopez\nJo Lee Park\nMax Otto Bauer\n", encoding="utf-8")
+    expected = ["Ana Maria Lopez", "Jo Lee Park", "Max Otto Bauer"]
+    assert read_table(names)["name"].tolist() == expected
