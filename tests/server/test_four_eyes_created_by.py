@@ -82,6 +82,20 @@ def _request(owner: Any, release: int) -> None:
     assert asked.status_code == 200, asked.text
 
 
+def _asked(site: Site, admin: Any, owner: Any, reviewer_id: int) -> tuple[int, int]:
+    """``owner`` runs a release, the admin assigns the reviewer, the owner asks for
+    approval; the dataset and the release."""
+    dataset, release = _awaiting(site, owner)
+    _assign(admin, dataset, reviewer_id)
+    _request(owner, release)
+    return dataset, release
+
+
+def _user_id(admin: Any, name: str) -> int:
+    users = admin.get("/api/admin/users").json()["users"]
+    return int(next(u["id"] for u in users if u["username"] == name))
+
+
 def _approve(approver: Any, release: int) -> list[str]:
     """``approver`` approves; the flags the answer carries (checked against the stored
     release and the audit event)."""
@@ -110,17 +124,13 @@ def test_the_admins_puppet_approving_the_admins_own_release_is_flagged(site: Sit
     admin = _admin(site)
     own_id, own = _make_curator(site, admin, "ada-works", _ADMIN_DESK)
     puppet_id, puppet = _make_curator(site, admin, "ada-checks", _FAR_DESK)
-    dataset, release = _awaiting(site, own)
-    _assign(admin, dataset, puppet_id)
-    _request(own, release)
+    dataset, release = _asked(site, admin, own, puppet_id)
     # Neither the admin nor the requester approves.
     assert admin.post(f"/api/releases/{release}/approve").status_code in (403, 404)
     refused = own.post(f"/api/releases/{release}/approve")
     assert refused.status_code == 403 and "four-eyes" in refused.json()["error"]["message"]
     # The admin cannot be assigned to review either: a reviewer is a curator.
-    admin_id = next(
-        u["id"] for u in admin.get("/api/admin/users").json()["users"] if u["username"] == "admin"
-    )
+    admin_id = _user_id(admin, "admin")
     assert (
         admin.post(
             f"/api/admin/datasets/{dataset}/reviewers",
@@ -152,9 +162,7 @@ def test_the_admins_puppet_requesting_and_the_admins_desk_approving_is_flagged(
     admin = _admin(site)
     _, own = _make_curator(site, admin, "ada-works", _LAPTOP)
     puppet_id, puppet = _make_curator(site, admin, "ada-checks", _ADMIN_DESK)
-    dataset, release = _awaiting(site, own)
-    _assign(admin, dataset, puppet_id)
-    _request(own, release)
+    _, release = _asked(site, admin, own, puppet_id)
     flags = _approve(puppet, release)
     assert flags == [
         "the requester's account was created by admin, who signed in from the approver's "
@@ -186,13 +194,8 @@ def test_a_direct_created_by_link_is_flagged_whichever_way_it_runs(
     flag naming who made whom, with no shared address to add another."""
     _set_created_by(site, made, maker)
     carol = site.login("carol", _LAPTOP)
-    dataset, release = _awaiting(site, carol)
     admin = _admin(site)
-    cedric_id = next(
-        u["id"] for u in admin.get("/api/admin/users").json()["users"] if u["username"] == "cedric"
-    )
-    _assign(admin, dataset, cedric_id)
-    _request(carol, release)
+    _, release = _asked(site, admin, carol, _user_id(admin, "cedric"))
     cedric = site.login("cedric", _FAR_DESK, PASSWORDS["cedric"])
     flags = _approve(cedric, release)
     assert flags == [flag]
@@ -210,9 +213,7 @@ def test_an_unrelated_reviewer_is_not_flagged_though_the_same_admin_made_both(
     admin = _admin(site)
     _, rhea = _make_curator(site, admin, "rhea", _OTHER_DESK)
     vik_id, vik = _make_curator(site, admin, "vik", _FAR_DESK)
-    dataset, release = _awaiting(site, rhea)
-    _assign(admin, dataset, vik_id)
-    _request(rhea, release)
+    _, release = _asked(site, admin, rhea, vik_id)
     flags = _approve(vik, release)
     assert flags == []
     _recorded(site, rhea, release, flags)
