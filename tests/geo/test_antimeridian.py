@@ -94,4 +94,3 @@ def test_the_report_draws_and_measures_the_cluster(monkeypatch: pytest.MonkeyPat
     south, north = original.get_ylim()
     assert 0.8 < east - west < 1.5 and 0.2 < north - south < 0.5
     assert 179.0 < (west + east) / 2 % 360.0 < 181.0  # drawn about the antimeridian
-
