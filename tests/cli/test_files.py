@@ -160,18 +160,20 @@ def test_a_semicolon_table_reads_as_its_columns_in_every_command(
     assert (said["n_records"], said["n_classes"]) == (len(frame), 3)
 
 
+# UCI's page-blocks.data: numbers aligned with spaces, no header. Read as CSV it was one
+# column named by its first line, and veil init drafted a plan for that.
+_ALIGNED = (
+    "   5   7     35  1.400 .400 .657     2.33     14     23      6 1\n"
+    "   6   7     42  1.167 .429 .881     3.60     18     37      5 1\n"
+    "   6  18    108  3.000 .287 .741     4.43     31     80      7 1\n"
+)
+
+
 def test_a_space_aligned_table_is_refused_in_one_line_and_text_with_spaces_is_not(
     veil: Veil, tmp_path: Path
 ) -> None:
-    # UCI's page-blocks.data: numbers aligned with spaces, no header. Read as CSV it was
-    # one column named by its first line, and veil init drafted a plan for that.
     aligned = tmp_path / "blocks.txt"
-    aligned.write_text(
-        "   5   7     35  1.400 .400 .657     2.33     14     23      6 1\n"
-        "   6   7     42  1.167 .429 .881     3.60     18     37      5 1\n"
-        "   6  18    108  3.000 .287 .741     4.43     31     80      7 1\n",
-        encoding="utf-8",
-    )
+    aligned.write_text(_ALIGNED, encoding="utf-8")
     for command in (["init", aligned], ["risk", aligned, "--qi", "x"]):
         result = veil(*command)
         assert result.code == 2 and "Traceback" not in result.err
@@ -183,3 +185,35 @@ def test_a_space_aligned_table_is_refused_in_one_line_and_text_with_spaces_is_no
     names.write_text("name\nAna Maria Lopez\nJo Lee Park\nMax Otto Bauer\n", encoding="utf-8")
     expected = ["Ana Maria Lopez", "Jo Lee Park", "Max Otto Bauer"]
     assert read_table(names)["name"].tolist() == expected
+
+
+@pytest.mark.parametrize("entry", ["library", "library on dask", "veil release"])
+def test_a_plan_refuses_a_space_aligned_input_as_the_command_line_does(
+    veil: Veil, tmp_path: Path, entry: str
+) -> None:
+    """The same check on a plan's input, on both engines (veil.formats.space_aligned)."""
+    from veil.release import run
+    from veil.release.engine import DaskEngine
+    from veil.release.errors import PlanError
+
+    aligned = tmp_path / "blocks.txt"
+    aligned.write_text(_ALIGNED, encoding="utf-8")
+    plan = {
+        "version": 1,
+        "name": "blocks",
+        "input": {"path": str(aligned)},
+        "columns": {"height": {"role": "insensitive", "treatment": "keep"}},
+        "output": {"report": False},
+    }
+    out = tmp_path / "out"
+    if entry == "veil release":
+        path = tmp_path / "plan.yaml"
+        path.write_text(json.dumps(plan), encoding="utf-8")
+        result = veil("release", path, "--out", out)
+        assert result.code == 2 and "Traceback" not in result.err
+        assert "11 fields aligned with spaces" in result.err
+    else:
+        engine = DaskEngine("synchronous") if entry.endswith("dask") else None
+        with pytest.raises(PlanError, match="11 fields aligned with spaces"):
+            run(plan, out, rng=1, engine=engine)
+    assert not out.exists()

@@ -70,6 +70,24 @@ def test_a_profile_past_its_time_limit_stops_and_says_why(tmp_path: Path) -> Non
     assert "The profile stopped" in carol.get(f"/datasets/{response.json()['id']}").text
 
 
+def test_a_space_aligned_upload_is_refused_as_the_command_line_refuses_it(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path, None)
+    carol = site.login("carol")
+    aligned = (
+        "   5   7     35  1.400 .400 .657     2.33     14     23      6 1\n"
+        "   6   7     42  1.167 .429 .881     3.60     18     37      5 1\n"
+    )
+    response = upload(carol, aligned.encode())
+    assert response.status_code == 201
+    assert site.work() == ["failed"]
+    dataset = carol.get(f"/api/datasets/{response.json()['id']}").json()["dataset"]
+    assert dataset["profile_status"] == "failed"
+    job = carol.get(f"/api/jobs/{response.json()['profile_job']}").json()["job"]
+    assert "11 fields aligned with spaces" in job["error"]
+
+
 def test_a_table_too_wide_for_the_risk_scan_keeps_its_profile_and_says_why(
     tmp_path: Path,
 ) -> None:

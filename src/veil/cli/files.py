@@ -30,7 +30,14 @@ from typing import IO, Any
 import pandas as pd
 
 from veil.cli.errors import CliUsageError
-from veil.formats import CSV_SUFFIXES, PARQUET_SUFFIXES, TableFormat, format_of
+from veil.formats import (
+    CSV_SUFFIXES,
+    PARQUET_SUFFIXES,
+    TableFormat,
+    format_of,
+    space_aligned,
+    space_aligned_refusal,
+)
 from veil.gate import escape_formulas
 
 __all__ = [
@@ -165,22 +172,6 @@ def input_separator(path: Path, sep: str | None, encoding: str | None = None) ->
     return best if width > 1 else ","
 
 
-def _space_aligned(path: Path, encoding: str | None) -> int:
-    """The fields of a space-aligned table (0 if it is not one).
-
-    Its first lines all split on runs of spaces into the same three or more fields, and
-    each is indented or holds a run of two spaces: columns aligned for the eye, not a
-    column of text whose values hold words.
-    """
-    lines = [line.rstrip("\r\n") for line in _first_lines(path, encoding)]
-    lines = [line for line in lines if line.strip()]
-    widths = {len(line.split()) for line in lines}
-    if len(widths) != 1 or (width := widths.pop()) < 3:
-        return 0
-    aligned = all(line.startswith(" ") or "  " in line.strip() for line in lines)
-    return width if aligned else 0
-
-
 def read_table(
     path: Path,
     *,
@@ -239,13 +230,8 @@ def read_table(
         # every later row); in a wider table a blank line is no record.
         header = pd.read_csv(path, nrows=0, **options)
         if len(header.columns) == 1:
-            if sep is None and (width := _space_aligned(path, codec)):
-                raise CliUsageError(
-                    f"{where} reads as one column, but each of its first lines holds "
-                    f"{width} fields aligned with spaces; veil reads tables whose fields "
-                    "are separated by ',', ';', a tab or '|', under a header line of "
-                    "column names: write it so"
-                )
+            if sep is None and (width := space_aligned(_first_lines(path, codec))):
+                raise CliUsageError(f"{where} {space_aligned_refusal(width)}")
             options["skip_blank_lines"] = False
         if all_text:
             options["dtype"] = str

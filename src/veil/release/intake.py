@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ParameterError
+from veil.formats import space_aligned, space_aligned_refusal
 from veil.risk import suggest_roles, summary
 from veil.rng import RngLike, resolve_rng
 
@@ -138,6 +139,12 @@ def _opener(source: Source) -> Callable[[], IO[bytes]]:
     return lambda: open(path, "rb")
 
 
+def _space_aligned(open_file: Callable[[], IO[bytes]], encoding: str) -> int:
+    """:func:`veil.formats.space_aligned` on the file's first 50 lines."""
+    with open_file() as raw, io.TextIOWrapper(raw, encoding=encoding, errors="replace") as text:
+        return space_aligned([line for line, _ in zip(text, range(50), strict=False)])
+
+
 def _header(open_file: Callable[[], IO[bytes]], sep: str, encoding: str) -> list[str]:
     with open_file() as raw, io.TextIOWrapper(raw, encoding=encoding, newline="") as text:
         try:
@@ -240,6 +247,8 @@ def profile_csv(
     generator = resolve_rng(rng)
     open_file = _opener(source)
     names = _header(open_file, sep, encoding)
+    if len(names) == 1 and (width := _space_aligned(open_file, encoding)):
+        raise ParameterError(f"file: {space_aligned_refusal(width)}")
     columns = [ColumnProfile(n) for n in names]
     rows = 0
     kept: pd.DataFrame | None = None

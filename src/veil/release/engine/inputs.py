@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from veil.formats import space_aligned, space_aligned_refusal
 from veil.release.errors import PlanError
 from veil.release.plan import InputSpec, Plan
 from veil.release.steps import reads_text
@@ -118,6 +119,26 @@ def read_input(source: Plan | InputSpec) -> pd.DataFrame:
     return read_pandas(spec)
 
 
+def check_layout(spec: InputSpec) -> None:
+    """Refuse a CSV input whose lines are a space-aligned table (one column to a reader).
+
+    Every engine calls it before reading, as the command line does for its files
+    (:func:`veil.formats.space_aligned`); a file that cannot be read is left to the
+    read, which names what is wrong.
+    """
+    if spec.path is None or spec.file_format() != "csv" or not spec.path.exists():
+        return
+    try:
+        head = pd.read_csv(
+            spec.path, sep=spec.sep, encoding=spec.encoding, header=None, nrows=50,
+            dtype=str, keep_default_na=False,
+        )  # fmt: skip
+    except (ValueError, OSError):
+        return
+    if head.shape[1] == 1 and (width := space_aligned(head[0].tolist())):
+        raise PlanError(f"input.path: {os.fspath(spec.path)!r} {space_aligned_refusal(width)}")
+
+
 def read_pandas(spec: InputSpec) -> pd.DataFrame:
     """The input section's records in memory (a file with its read options, or a bundled
     dataset), every failure a :class:`PlanError` naming ``input``."""
@@ -137,6 +158,7 @@ def read_pandas(spec: InputSpec) -> pd.DataFrame:
     assert spec.path is not None
     if not spec.path.exists():
         raise PlanError(f"input.path: file {os.fspath(spec.path)!r} does not exist")
+    check_layout(spec)
     try:
         if spec.file_format() == "parquet":
             frame = pd.read_parquet(spec.path, columns=spec.columns)

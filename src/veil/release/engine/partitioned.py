@@ -30,7 +30,13 @@ from veil.release.engine.base import (
     step_keys,
     unique_index,
 )
-from veil.release.engine.inputs import csv_options, frame_digest, input_digest, read_pandas
+from veil.release.engine.inputs import (
+    check_layout,
+    csv_options,
+    frame_digest,
+    input_digest,
+    read_pandas,
+)
 from veil.release.engine.scheduler import check_scheduler
 from veil.release.errors import LedgerMismatchError, PlanError
 from veil.release.plan import InputSpec
@@ -228,6 +234,7 @@ class DaskEngine:
             )
         else:
             assert spec.path is not None
+            check_layout(spec)
             try:
                 if spec.file_format() == "parquet":
                     table = dd.read_parquet(spec.path, columns=spec.columns)
