@@ -18,6 +18,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivacyWarning",
     "ReproducibleNoiseWarning",
+    "SearchBudgetWarning",
     "VeilError",
 ]
 
@@ -76,3 +77,7 @@ class PrivacyLeakWarning(PrivacyWarning):
 
 class ReproducibleNoiseWarning(PrivacyWarning):
     """Noise comes from an explicit seed: anyone who knows the seed can remove it."""
+
+
+class SearchBudgetWarning(UserWarning):
+    """A search stopped at its time limit: the result is not proven optimal."""

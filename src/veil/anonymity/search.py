@@ -48,7 +48,7 @@ from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.lattice import FEASIBLE, INFEASIBLE, MATERIALIZE_LIMIT, UNKNOWN, Lattice
 from veil.anonymity.models import PrivacyModel
 from veil.anonymity.transformation import Outcome, Problem, TableCache, node_of
-from veil.errors import ParameterError, VeilError
+from veil.errors import ParameterError, SearchBudgetWarning, VeilError
 
 __all__ = [
     "AnonymizationResult",
@@ -64,10 +64,6 @@ _Floats = npt.NDArray[np.float64]
 
 class NoSolutionError(VeilError, ValueError):
     """No node of the lattice satisfies the models within the suppression limit."""
-
-
-class SearchBudgetWarning(UserWarning):
-    """The search stopped at its time limit: the result is not proven optimal."""
 
 
 @dataclass(frozen=True)
