@@ -47,6 +47,11 @@ _DISTANCES = ("equal", "ordered", "hierarchical")
 # Cells of a dense (class x value) block in the ordered-distance EMD (about 80 MB).
 _BLOCK_CELLS = 10_000_000
 
+#: Slack of t-closeness's test: a class is within t when its EMD is at most t plus this.
+_T_TOLERANCE = 1e-12
+#: Rounding allowance on EMDs in t-closeness's floor on a refinement's suppression.
+_FLOOR_MARGIN = 1e-9
+
 #: Largest class size :meth:`TCloseness._minimum_size` tries.
 _SIZE_SEARCH_LIMIT = 1000
 
@@ -299,6 +304,9 @@ class PrivacyModel(ABC):
     #: the released records' distribution (see :func:`veil.anonymity.anonymize`).
     compares_distribution: bool = False
 
+    #: Whether :meth:`_verdicts` gives a floor on what refinements suppress.
+    floors_refinements: bool = False
+
     def monotone(self, suppression: bool) -> bool:
         """Whether generalizing a satisfying transformation keeps it satisfying.
 
@@ -330,6 +338,17 @@ class PrivacyModel(ABC):
     @abstractmethod
     def _accepts(self, classes: _Classes) -> _Bools:
         """True for each class the model lets through unsuppressed."""
+
+    def _verdicts(self, classes: _Classes) -> tuple[_Bools, _Floats | None]:
+        """:meth:`_accepts`, and per class a floor on what any refinement suppresses.
+
+        The floor is a share of the class's records that every finer node (one that
+        splits the class into parts) suppresses, whatever the split: the parts this
+        model rejects hold at least that share. None when the model knows no floor
+        beyond its monotone part (a model monotone with suppression rejects every part
+        of a class it rejects: the search counts that class whole).
+        """
+        return self._accepts(classes), None
 
 
 class KAnonymity(PrivacyModel):
@@ -598,6 +617,7 @@ class TCloseness(PrivacyModel):
         return f"TCloseness({self.attribute!r}, {self.t:g}, distance={self.distance!r}{extra})"
 
     compares_distribution = True
+    floors_refinements = True
 
     def _minimum_size(self, prior: _Floats) -> int:
         """The least class size whose closest distribution to ``prior`` is within t.
@@ -616,7 +636,7 @@ class TCloseness(PrivacyModel):
             # Rounding up the `extra` largest fractions costs (1 - f), the rest f.
             order = np.sort(fraction)
             cost = order[: len(order) - extra].sum() + (1.0 - order[len(order) - extra :]).sum()
-            if 0.5 * cost / size <= self.t + 1e-12:
+            if 0.5 * cost / size <= self.t + _T_TOLERANCE:
                 return size
         return _SIZE_SEARCH_LIMIT + 1
 
@@ -656,22 +676,44 @@ class TCloseness(PrivacyModel):
         self._groups = tuple(groups)
         self._parents = tuple(parents)
 
-    def _accepts(self, classes: _Classes) -> _Bools:
+    def _emd(self, classes: _Classes) -> _Floats:
+        """Per class, its EMD to the reference distribution."""
         assert self.attribute is not None
         dense = classes.pairs[self.attribute].dense
         if self.distance == "equal" and dense is not None:
             prior = classes.pairs[self.attribute].prior
-            emd = equal_distance_emd_dense(classes.sizes, dense, prior)
-        else:
-            pairs, q, p = _shares(classes, self.attribute)
-            if self.distance == "equal":
-                emd = equal_distance_emd(classes.n_classes, pairs.cls, q, p)
-            elif self.distance == "ordered":
-                emd = self._ordered(classes, pairs, q)
-            else:
-                emd = self._hierarchical(classes, pairs, q)
-        accepted: _Bools = emd <= self.t + 1e-12
+            return equal_distance_emd_dense(classes.sizes, dense, prior)
+        pairs, q, p = _shares(classes, self.attribute)
+        if self.distance == "equal":
+            return equal_distance_emd(classes.n_classes, pairs.cls, q, p)
+        if self.distance == "ordered":
+            return self._ordered(classes, pairs, q)
+        return self._hierarchical(classes, pairs, q)
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        accepted: _Bools = self._emd(classes) <= self.t + _T_TOLERANCE
         return accepted
+
+    def _verdicts(self, classes: _Classes) -> tuple[_Bools, _Floats | None]:
+        """The classes within t, and per class the share every refinement suppresses.
+
+        A class of EMD e split into parts of shares w_i and EMDs e_i has e <= sum w_i
+        e_i: the EMD, a transport problem's optimum, is convex in the class's
+        distribution. The parts within t (e_i <= t) and the rejected ones (e_i <= 1)
+        then give e <= t + (1 - t) W, W the rejected parts' share: every refinement
+        suppresses at least (e - t) / (1 - t) of the class. Summed over a node's
+        classes this is a floor on the suppressed records of every finer node, so a
+        node whose floor exceeds the suppression limit settles its whole down-set.
+        Against the input's distribution, that is the first check; the check against
+        the released records' only suppresses more.
+        """
+        emd = self._emd(classes)
+        limit = self.t + _T_TOLERANCE
+        accepted: _Bools = emd <= limit
+        if limit >= 1.0:
+            return accepted, None
+        floor: _Floats = np.clip((emd - limit - _FLOOR_MARGIN) / (1.0 - limit), 0.0, 1.0)
+        return accepted, floor
 
     @staticmethod
     def _ordered(classes: _Classes, pairs: _Pairs, q: _Floats) -> _Floats:

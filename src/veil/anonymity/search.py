@@ -13,7 +13,11 @@ released class passes: the released table then passes the table checks of
 :mod:`veil.anonymity.checks`. With ``reference="input"`` they compare with the whole
 input's distribution, as ARX does; after suppression the released table may then fail
 those checks. Either way feasibility is not monotone once records are suppressed, and
-only the monotone part of the models prunes the lattice.
+only a floor on the suppressed records prunes the lattice: the classes that a model
+monotone with suppression rejects, and for t-closeness a share of each class that its
+EMD forces out of any split of it (the EMD is convex in the class's distribution, see
+:meth:`~veil.anonymity.models.TCloseness._verdicts`). A node whose floor exceeds the
+limit is infeasible with every finer node.
 
 Nodes are visited in increasing order of the metric's lower bound
 (:func:`metrics.lower_bounds`), so the search ends at the first node that cannot beat
@@ -175,9 +179,12 @@ class _Search:
 class _Chains:
     """Settles nodes of a materialized lattice by evaluations along chains (Flash).
 
-    ``mono`` holds the verdicts of the monotone part of the models (the models that
-    stay monotone, and the least class size every model needs): the lattice's own
-    status when every model is monotone. An unknown node is settled by a search along
+    ``mono`` holds the verdicts of the monotone part of the models: whether the floor
+    on the records that a node and every finer one suppress (the classes that a model
+    monotone with suppression rejects or that are smaller than every model allows,
+    and the shares that t-closeness's convexity forces out of the others) is within
+    the limit. It is the lattice's own status when every model is monotone. An
+    unknown node is settled by a search along
     a chain of unknown nodes above it, each evaluation tagging its up-set feasible or
     its down-set infeasible.
 
@@ -211,8 +218,9 @@ class _Chains:
         lattice, mono = self.lattice, self.mono
         outcome = self.search.evaluate(lattice.levels(i))
         ok = outcome.suppressed <= self.max_out
-        # With every model monotone the full verdict tags; otherwise the monotone part.
-        if ok if self.monotone else outcome.monotone_suppressed <= self.max_out:
+        # With every model monotone the full verdict tags; otherwise the floor on what
+        # this node and every finer one suppress.
+        if ok if self.monotone else outcome.least_suppressed <= self.max_out:
             lattice.tag_feasible(i, mono)
         else:
             lattice.tag_infeasible(i, mono)
@@ -283,7 +291,12 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
     exact = problem.max_out == 0 and problem.metric in ("loss", "precision", "entropy")
     chains = _Chains(search, lattice, bounds, climb=exact and problem.monotone)
     mono, status = chains.mono, lattice.status
-    has_mono = problem.monotone or problem.min_size > 1 or any(problem.monotone_models)
+    has_mono = (
+        problem.monotone
+        or problem.min_size > 1
+        or any(problem.monotone_models)
+        or any(m.floors_refinements for m in problem.models)
+    )
     known_value: dict[int, float] = {}
 
     def visit(i: int) -> None:

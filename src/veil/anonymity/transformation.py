@@ -47,6 +47,8 @@ _KEY_LIMIT = 2**62
 _NO_PAIRS = np.zeros(0, dtype=np.int64)
 # Below this many rows one matrix product builds a key faster than a pass per column.
 _SMALL = 1024
+# Rounding allowance when a floor on suppressed records is rounded up to whole records.
+_FLOOR_ROUNDING = 1e-6
 # Codes of the base table's classes kept per (QI, level), at most (32 MB).
 _BASE_CODES_BUDGET = 4_000_000
 
@@ -190,7 +192,7 @@ class Outcome:
 
     table: Table
     suppressed: int
-    monotone_suppressed: int  # by the models that stay monotone with suppression
+    least_suppressed: int  # a floor on the suppressed records of every finer node
     values: dict[str, float] | None
     kept: npt.NDArray[np.bool_]  # per class of ``table``
     source_class: _Ints  # per row of the source table, its class in ``table``
@@ -575,8 +577,8 @@ class Problem:
                     self.n_values[i],
                 )
             classes.pairs[att] = _Pairs(counts, self.n_values[i], self.prior[i])
-        verdicts = [model._accepts(classes) for model in self.models]
-        ok = _all_of(verdicts, n_classes)
+        verdicts, floors = zip(*(model._verdicts(classes) for model in self.models), strict=True)
+        ok = _all_of(list(verdicts), n_classes)
         monotone_ok = _all_of(
             [v for v, m in zip(verdicts, self.monotone_models, strict=True) if m], n_classes
         )
@@ -585,6 +587,7 @@ class Problem:
             ok, suppressed = self._recheck(classes, ok)
         if self.min_size > 1:
             monotone_ok &= sizes >= self.min_size
+        least = _least_suppressed(sizes, monotone_ok, [f for f in floors if f is not None])
         values = None
         if with_metrics or suppressed <= self.max_out:
             values = _metrics.compute(
@@ -599,8 +602,7 @@ class Problem:
                 row_count=sizes,
                 row_kept=ok,
             )
-        monotone_suppressed = 0 if monotone_ok.all() else int(sizes[~monotone_ok].sum())
-        return Outcome(table, suppressed, monotone_suppressed, values, ok, source_class)
+        return Outcome(table, suppressed, least, values, ok, source_class)
 
     def _recheck(
         self, classes: _Classes, ok: npt.NDArray[np.bool_]
@@ -737,6 +739,24 @@ class Problem:
         key, _ = _combine(both, radices)
         kept: npt.NDArray[np.bool_] = np.isin(key[: self.rows], key[self.rows :][outcome.kept])
         return kept
+
+
+def _least_suppressed(
+    sizes: _Ints, monotone_ok: npt.NDArray[np.bool_], floors: Sequence[_Floats]
+) -> int:
+    """Records that a node and every finer node suppress at least.
+
+    A class that a model monotone with suppression rejects (or smaller than every
+    model allows) is suppressed whole at every finer node; of the others, at least the
+    largest share that a model's floor names (:meth:`PrivacyModel._verdicts`). Each
+    class's suppressed records are a whole number, so its floor is rounded up (past a
+    rounding allowance).
+    """
+    if not floors:
+        return 0 if monotone_ok.all() else int(sizes[~monotone_ok].sum())
+    share = floors[0] if len(floors) == 1 else np.maximum.reduce(floors)
+    share = np.where(monotone_ok, share, 1.0)
+    return int(np.ceil(sizes * share - _FLOOR_ROUNDING).sum())
 
 
 def _all_of(verdicts: list[npt.NDArray[np.bool_]], n: int) -> npt.NDArray[np.bool_]:
