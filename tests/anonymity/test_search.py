@@ -88,6 +88,25 @@ def test_anonymize_finds_the_brute_force_optimum(
     assert result.suppressed <= max_suppression * len(df)
 
 
+@pytest.mark.parametrize("metric", ["loss", "precision", "entropy"])
+def test_without_suppression_the_optimum_reports_every_metric_of_its_release(
+    metric: str,
+) -> None:
+    # Nothing suppressed: the search ranks feasible nodes by their bound, unmeasured,
+    # and measures the optimum alone, whose metrics are those of evaluate().
+    df, hierarchies = _small(4)
+    result = anonymize(df, hierarchies, [KAnonymity(3)], max_suppression=0.0, metric=metric)
+    direct = evaluate(df, hierarchies, result.levels, [KAnonymity(3)], max_suppression=0.0)
+    assert result.metrics.keys() == direct.metrics.keys()
+    for name, value in direct.metrics.items():
+        assert result.metrics[name] == pytest.approx(value, rel=1e-12), name
+    lattice = result.lattice
+    feasible = lattice.loc[lattice["feasible"].eq(True).fillna(False) & lattice["evaluated"]]
+    assert len(feasible) > 0
+    assert feasible[metric].notna().all()  # the objective: the node's bound
+    assert feasible[metric].min() == pytest.approx(result.metrics[metric], rel=1e-12)
+
+
 @pytest.mark.parametrize(("seed", "k"), [(0, 2), (1, 6)])
 @pytest.mark.parametrize("metric", ["loss", "entropy", "discernibility"])
 def test_chain_splits_and_climbs_keep_the_brute_force_optimum(

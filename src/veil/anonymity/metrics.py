@@ -34,6 +34,8 @@ import numpy.typing as npt
 __all__ = ["METRICS"]
 
 METRICS = ("loss", "discernibility", "aecs", "precision", "entropy")
+#: Metrics whose :func:`lower_bounds` is their value when no record is suppressed.
+BOUND_IS_VALUE = ("loss", "precision", "entropy")
 
 _Ints = npt.NDArray[np.int64]
 _Floats = npt.NDArray[np.float64]

@@ -90,7 +90,9 @@ class AnonymizationResult:
         searched lazily), by level sum: the levels, ``feasible`` (NA when never
         decided: pruned by the bound), ``suppressed`` (NA when not known),
         ``evaluated`` (False when decided by tagging, without a pass over the data)
-        and the metric values (NaN when not evaluated or infeasible).
+        and the metric values (NaN when not evaluated or infeasible; when nothing may
+        be suppressed and ``metric`` is loss, precision or entropy, a feasible node
+        shows its objective alone, which is then its lower bound).
     optimal : bool
         False when the search stopped at its time limit.
     reference : {"release", "input"}
@@ -133,11 +135,18 @@ class _Search:
         outcome = self.problem.evaluate(source, source_node, node, with_metrics=False)
         self.cache.put(node, outcome.table)
         feasible = outcome.suppressed <= self.problem.max_out
-        self.seen[node] = (outcome.suppressed, feasible, outcome.values)
+        values = outcome.values
+        if feasible and values is None:  # an exact problem: the objective is the bound
+            values = self.bound_values(node, float(self.problem.lower_bounds(np.array([node]))[0]))
+        self.seen[node] = (outcome.suppressed, feasible, values)
         if feasible:
-            assert outcome.values is not None
-            self.consider(node, outcome.values)
+            assert values is not None
+            self.consider(node, values)
         return outcome
+
+    def bound_values(self, node: tuple[int, ...], bound: float) -> dict[str, float]:
+        """The metrics of a feasible node known only by its bound: the objective alone."""
+        return dict.fromkeys(_METRIC_COLUMNS, math.nan) | {self.problem.metric: bound}
 
     def consider(self, node: tuple[int, ...], values: dict[str, float]) -> None:
         """Keep the node if it beats the best (ties: lower level sum, then lexicographic)."""
@@ -288,7 +297,7 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
     lattice = Lattice(problem.heights)
     bounds = problem.lower_bounds(lattice.nodes)
     order = np.lexsort((np.arange(lattice.size), lattice.level_sum, bounds))
-    exact = problem.max_out == 0 and problem.metric in ("loss", "precision", "entropy")
+    exact = problem.exact
     chains = _Chains(search, lattice, bounds, climb=exact and problem.monotone)
     mono, status = chains.mono, lattice.status
     has_mono = (
@@ -311,10 +320,7 @@ def _search_lattice(search: _Search) -> pd.DataFrame:
             if exact:
                 # Nothing suppressed: the metric equals its bound; no pass needed.
                 known_value[i] = float(bounds[i])
-                search.consider(
-                    node,
-                    dict.fromkeys(_METRIC_COLUMNS, math.nan) | {problem.metric: float(bounds[i])},
-                )
+                search.consider(node, search.bound_values(node, float(bounds[i])))
             else:
                 chains.settle(i)
 
@@ -548,8 +554,9 @@ def anonymize(
     node, values = search.best[2], search.best[3]
     # From the base table, as the release needs; with the metrics if the search only
     # knew the node's bound.
-    outcome = problem.evaluate(problem.base(), None, node, with_metrics=node not in search.seen)
-    if node not in search.seen:
+    measured = node in search.seen and not problem.exact
+    outcome = problem.evaluate(problem.base(), None, node, with_metrics=not measured)
+    if not measured:
         values = outcome.values or values
     if search.timed_out:
         warnings.warn(

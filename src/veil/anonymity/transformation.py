@@ -360,6 +360,9 @@ class Problem:
         self.n = int(self.weight.sum())
         self.max_out = math.floor(max_suppression * self.n + 1e-9)
         self.monotone = all(m.monotone(self.max_out > 0) for m in models)
+        # Nothing may be suppressed and the metric's lower bound is its value with every
+        # record released: a feasible node's objective is its bound, known unmeasured.
+        self.exact = self.max_out == 0 and metric in _metrics.BOUND_IS_VALUE
         # Models whose suppressed set shrinks as nodes coarsen, even with suppression:
         # their suppressed count alone exceeding the limit makes every finer node
         # infeasible too.
@@ -558,7 +561,8 @@ class Problem:
     ) -> Outcome:
         """Generalize ``source`` (a table at ``source_node``, finer) to ``node``, check it.
 
-        Metrics are computed when ``with_metrics`` or the node is feasible.
+        Metrics are computed when ``with_metrics``, or when the node is feasible and
+        its objective is not its bound (:attr:`exact`).
         """
         table, n_classes, source_class = self.roll_up(source, source_node, node)
         sizes = table.size
@@ -589,7 +593,7 @@ class Problem:
             monotone_ok &= sizes >= self.min_size
         least = _least_suppressed(sizes, monotone_ok, [f for f in floors if f is not None])
         values = None
-        if with_metrics or suppressed <= self.max_out:
+        if with_metrics or (suppressed <= self.max_out and not self.exact):
             values = _metrics.compute(
                 n=self.n,
                 levels=node,
