@@ -130,14 +130,17 @@ class _Search:
             self.timed_out = True
         return self.timed_out
 
-    def evaluate(self, node: tuple[int, ...]) -> Outcome:
+    def evaluate(self, node: tuple[int, ...], bound: float | None = None) -> Outcome:
+        """Evaluate ``node`` (whose metric's lower bound is ``bound``, when known)."""
         source_node, source = self.cache.source(node)
         outcome = self.problem.evaluate(source, source_node, node, with_metrics=False)
         self.cache.put(node, outcome.table)
         feasible = outcome.suppressed <= self.problem.max_out
         values = outcome.values
         if feasible and values is None:  # an exact problem: the objective is the bound
-            values = self.bound_values(node, float(self.problem.lower_bounds(np.array([node]))[0]))
+            if bound is None:
+                bound = float(self.problem.lower_bounds(np.array([node]))[0])
+            values = self.bound_values(node, bound)
         self.seen[node] = (outcome.suppressed, feasible, values)
         if feasible:
             assert values is not None
@@ -225,7 +228,7 @@ class _Chains:
     def settle(self, i: int) -> bool:
         """Evaluate node ``i`` and tag what its verdict implies; True if infeasible."""
         lattice, mono = self.lattice, self.mono
-        outcome = self.search.evaluate(lattice.levels(i))
+        outcome = self.search.evaluate(lattice.levels(i), self.bound_of[i])
         ok = outcome.suppressed <= self.max_out
         # With every model monotone the full verdict tags; otherwise the floor on what
         # this node and every finer one suppress.
