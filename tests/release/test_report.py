@@ -575,6 +575,17 @@ def test_levels_are_said_in_words(stroke_release: tuple[pd.DataFrame, str]) -> N
     )
 
 
+def test_a_missing_value_written_as_text_is_no_example_of_a_band() -> None:
+    # A generalized column labels a missing value "nan"; most records missing their
+    # age must not make the verdict read "such as nan".
+    stroke = _stroke()
+    bands = _bands(stroke["age"]).where(stroke.index % 4 == 0, "nan")
+    page = _stroke_page(stroke.assign(age=bands), _stroke_manifest(), sensitive=[])
+    verdict = _section(page, "verdict")
+    assert "such as nan" not in verdict
+    assert re.search(r"age in 20-year bands, such as \[\d+, \d+\)", verdict)
+
+
 def test_majority_homogeneity_is_not_disclosure(stroke_release: tuple[pd.DataFrame, str]) -> None:
     _, page = stroke_release
     risk = _section(page, "risk")

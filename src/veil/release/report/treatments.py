@@ -42,14 +42,24 @@ def _column_spec(ctx: _Context, column: Hashable) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
+#: How a missing value reads once a release wrote it as text (a generalized QI's label).
+_MISSING_TEXT = frozenset({"nan", "NaN", "<NA>", "None", "NaT", ""})
+
+
 def _most_common(ctx: _Context, column: Hashable) -> tuple[Any, bool]:
-    """A released value to show as an example, and whether every value is ``*``."""
+    """A released value to show as an example, and whether every value is ``*``.
+
+    The most common value that is not a missing one, even written as text (``"nan"``
+    is the label of a missing value in a generalized column): a missing value is no
+    example of a band.
+    """
     if column not in ctx.released.columns or not len(ctx.released):
         return None, False
     counts = ctx.released[column].value_counts(dropna=True)
-    if counts.empty:
+    present = [value for value in counts.index if _text(value) not in _MISSING_TEXT]
+    if not present:
         return None, False
-    top = counts.index[0]
+    top = present[0]
     return top, len(counts) == 1 and _text(top) == "*"
 
 
