@@ -107,6 +107,109 @@ def test_without_suppression_the_optimum_reports_every_metric_of_its_release(
     assert feasible[metric].min() == pytest.approx(result.metrics[metric], rel=1e-12)
 
 
+def test_ties_at_large_metric_values_go_to_the_lowest_level_sum() -> None:
+    # A weighted table whose entropy is some 25,000 bits: the bound of (2, 0) and the
+    # value measured at (2, 1) are equal but for the last places of their sums, and the
+    # search must still visit (2, 0), the tie of lower level sum (found by red-teaming).
+    zips = "BAABABAAABBBABAABBBBBBABAAAAA"
+    sick = "ccfcccafhcacccfhhachccacafach"
+    df = pd.DataFrame(
+        {
+            "age": [
+                7,
+                8,
+                5,
+                5,
+                1,
+                9,
+                3,
+                6,
+                7,
+                8,
+                2,
+                8,
+                1,
+                10,
+                11,
+                7,
+                2,
+                7,
+                0,
+                11,
+                0,
+                1,
+                7,
+                10,
+                1,
+                9,
+                11,
+                3,
+                0,
+            ],
+            "zip": [{"A": "102211", "B": "131310"}[z] for z in zips],
+            "s1": [{"a": "asthma", "c": "cold", "f": "flu", "h": "hiv"}[v] for v in sick],
+            "w": [
+                55,
+                527,
+                734,
+                741,
+                718,
+                571,
+                533,
+                883,
+                249,
+                833,
+                603,
+                460,
+                624,
+                174,
+                71,
+                531,
+                539,
+                730,
+                705,
+                997,
+                45,
+                753,
+                757,
+                297,
+                227,
+                120,
+                256,
+                152,
+                706,
+            ],
+        }
+    )
+    hierarchies = {
+        "age": Hierarchy.intervals(range(12), widths=(2, 4)),
+        "zip": Hierarchy.masking(["102211", "131310"], steps=1),
+    }
+    sens = Hierarchy.from_frame(
+        pd.DataFrame(
+            {
+                0: ["asthma", "cancer", "cold", "flu", "hiv", "zz_extra1", "zz_extra2"],
+                1: ["L0_0", "L0_2", "L0_1", "L0_1", "L0_0", "L0_1", "L0_3"],
+                2: ["L1_1", "L1_1", "L1_0", "L1_0", "L1_1", "L1_0", "L1_1"],
+                3: ["*"] * 7,
+            }
+        )
+    )
+    model = TCloseness("s1", 0.2940244244839304, distance="hierarchical", hierarchy=sens)
+    found = anonymize(df, hierarchies, [model], max_suppression=0.01, metric="entropy", weights="w")
+    feasible = {}
+    for node in itertools.product(range(4), range(3)):
+        levels = dict(zip(hierarchies, node, strict=True))
+        one = evaluate(df, hierarchies, levels, [model], max_suppression=0.01, weights="w")
+        if bool(one.lattice["feasible"].iloc[0]):
+            feasible[node] = one.metrics["entropy"]
+    best = min(feasible.values())
+    ties = sorted((sum(n), n) for n, v in feasible.items() if v <= best * (1 + 1e-12))
+    assert len(ties) > 1
+    assert tuple(found.levels.values()) == ties[0][1] == (2, 0)
+    assert found.metrics["entropy"] == pytest.approx(best, rel=1e-12)
+
+
 @pytest.mark.parametrize(("seed", "k"), [(0, 2), (1, 6)])
 @pytest.mark.parametrize("metric", ["loss", "entropy", "discernibility"])
 def test_chain_splits_and_climbs_keep_the_brute_force_optimum(

@@ -113,6 +113,16 @@ class AnonymizationResult:
 _METRIC_COLUMNS = ("loss", "loss_mean", *_metrics.METRICS[1:], "classes")
 
 
+def _slack(value: float) -> float:
+    """How far two metric values may differ and still tie: relative, past 1.
+
+    A bound and the measured value of the same node are sums in different orders; at
+    an entropy of 25,000 bits they differ in the last places, beyond any absolute
+    1e-12, and the node of the documented tie-break would go unvisited.
+    """
+    return 1e-12 * max(1.0, abs(value))
+
+
 class _Search:
     """State shared by the search strategies: the problem, cached tables, the best node."""
 
@@ -154,15 +164,18 @@ class _Search:
     def consider(self, node: tuple[int, ...], values: dict[str, float]) -> None:
         """Keep the node if it beats the best (ties: lower level sum, then lexicographic)."""
         value = values[self.problem.metric]
-        if (
-            self.best is None
-            or value < self.best[0] - 1e-12
-            or (value <= self.best[0] + 1e-12 and (sum(node), node) < (self.best[1], self.best[2]))
+        if self.best is None:
+            self.best = (value, sum(node), node, values)
+            return
+        best, slack = self.best[0], _slack(self.best[0])
+        if value < best - slack or (
+            value <= best + slack and (sum(node), node) < (self.best[1], self.best[2])
         ):
             self.best = (value, sum(node), node, values)
 
     def bound(self) -> float:
-        return math.inf if self.best is None else self.best[0] + 1e-12
+        """The largest lower bound a node may have and still tie or beat the best."""
+        return math.inf if self.best is None else self.best[0] + _slack(self.best[0])
 
     def greedy_top_down(self) -> None:
         """From the top node, step to the best feasible predecessor while there is one.
