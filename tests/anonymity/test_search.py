@@ -107,6 +107,10 @@ def test_without_suppression_the_optimum_reports_every_metric_of_its_release(
     assert feasible[metric].min() == pytest.approx(result.metrics[metric], rel=1e-12)
 
 
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split()]
+
+
 def test_ties_at_large_metric_values_go_to_the_lowest_level_sum() -> None:
     # A weighted table whose entropy is some 25,000 bits: the bound of (2, 0) and the
     # value measured at (2, 1) are equal but for the last places of their sums, and the
@@ -115,70 +119,13 @@ def test_ties_at_large_metric_values_go_to_the_lowest_level_sum() -> None:
     sick = "ccfcccafhcacccfhhachccacafach"
     df = pd.DataFrame(
         {
-            "age": [
-                7,
-                8,
-                5,
-                5,
-                1,
-                9,
-                3,
-                6,
-                7,
-                8,
-                2,
-                8,
-                1,
-                10,
-                11,
-                7,
-                2,
-                7,
-                0,
-                11,
-                0,
-                1,
-                7,
-                10,
-                1,
-                9,
-                11,
-                3,
-                0,
-            ],
+            "age": _ints("7 8 5 5 1 9 3 6 7 8 2 8 1 10 11 7 2 7 0 11 0 1 7 10 1 9 11 3 0"),
             "zip": [{"A": "102211", "B": "131310"}[z] for z in zips],
             "s1": [{"a": "asthma", "c": "cold", "f": "flu", "h": "hiv"}[v] for v in sick],
-            "w": [
-                55,
-                527,
-                734,
-                741,
-                718,
-                571,
-                533,
-                883,
-                249,
-                833,
-                603,
-                460,
-                624,
-                174,
-                71,
-                531,
-                539,
-                730,
-                705,
-                997,
-                45,
-                753,
-                757,
-                297,
-                227,
-                120,
-                256,
-                152,
-                706,
-            ],
+            "w": _ints(
+                "55 527 734 741 718 571 533 883 249 833 603 460 624 174 71 531 539 730 705 997 "
+                "45 753 757 297 227 120 256 152 706"
+            ),
         }
     )
     hierarchies = {
