@@ -132,7 +132,11 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Release]:
             shutil.copy(QUAKES, source)
             plan = _quakes_plan(source)
         out = folder / "release"
-        code, said = _veil("release", plan, "--out", out)
+        # Adult's battery finds nothing at its 5 % margin, but by chance an attack
+        # beats it in some unseeded runs (one of six here): seeded, the "no attack"
+        # statement that a test below alters is there on every run.
+        seed = ("--seed", 1) if name == "adult-example" else ()
+        code, said = _veil("release", plan, "--out", out, *seed)
         assert code == 0, said
         runs[name] = Release.read(out, source)
     return runs
