@@ -17,6 +17,7 @@ import pytest
 
 from veil.anonymity.hierarchy import Hierarchy
 from veil.anonymity.models import (
+    EntropyLDiversity,
     KAnonymity,
     PrivacyModel,
     TCloseness,
@@ -67,21 +68,24 @@ def _disease_hierarchy() -> Hierarchy:
     )
 
 
-def _t(distance: str, t: float) -> TCloseness:
-    """t-closeness on the disease (ordered: as text, asthma < cancer < cold < ...)."""
+def _t(distance: str, t: float) -> PrivacyModel:
+    """t-closeness on the disease (ordered: as text, asthma < cancer < cold < ...), or
+    with ``distance="entropy"`` entropy l-diversity of l = 1 / t."""
+    if distance == "entropy":
+        return EntropyLDiversity("disease", 1 / t)
     hierarchy = _disease_hierarchy() if distance == "hierarchical" else None
     return TCloseness("disease", t, distance=distance, hierarchy=hierarchy)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical", "entropy"])
 @pytest.mark.parametrize("with_k", [False, True])
 @pytest.mark.parametrize("reference", ["release", "input"])
 def test_no_finer_node_suppresses_fewer_records_than_a_nodes_floor(
     seed: int, distance: str, with_k: bool, reference: str
 ) -> None:
     df, hierarchies = _table(seed)
-    models: list[PrivacyModel] = [_t(distance, 0.15)]
+    models: list[PrivacyModel] = [_t(distance, 0.3 if distance == "entropy" else 0.15)]
     if with_k:
         models.insert(0, KAnonymity(3))
     problem = Problem(df, hierarchies, models, 0.1, "loss", None, None, reference)
@@ -137,6 +141,23 @@ def test_a_merged_class_is_no_farther_than_its_parts_on_average(distance: str) -
         assert (e_coarse <= mean + 1e-12).all()
 
 
+def test_a_merged_class_has_at_least_its_parts_mean_entropy() -> None:
+    # Entropy l-diversity's floor rests on this: entropy is concave in the distribution.
+    model = EntropyLDiversity("disease", 2)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n, parts = int(rng.integers(12, 60)), int(rng.integers(2, 12))
+        value = rng.choice(5, n, p=rng.dirichlet(np.ones(5) * 0.5))
+        part = rng.permutation(np.arange(n) % parts)
+        merged = min(parts, 3)
+        merged_into = rng.permutation(np.arange(parts) % merged)
+        fine = _classes(part, value, parts, 5)
+        coarse = _classes(merged_into[part], value, merged, 5)
+        h_fine, h_coarse = model._entropy(fine), model._entropy(coarse)
+        mean = np.bincount(merged_into, weights=fine.sizes * h_fine) / coarse.sizes
+        assert (h_coarse >= mean - 1e-12).all()
+
+
 def _brute_force(
     df: pd.DataFrame,
     hierarchies: dict[str, Hierarchy],
@@ -153,13 +174,16 @@ def _brute_force(
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("distance", ["equal", "hierarchical"])
+@pytest.mark.parametrize("distance", ["equal", "hierarchical", "entropy"])
 @pytest.mark.parametrize("reference", ["release", "input"])
 def test_the_pruned_search_finds_the_brute_force_optimum(
     seed: int, distance: str, reference: str
 ) -> None:
     df, hierarchies = _table(seed, n=400)
-    models: list[PrivacyModel] = [KAnonymity(2), _t(distance, 0.12)]
+    models: list[PrivacyModel] = [
+        KAnonymity(2),
+        _t(distance, 0.4 if distance == "entropy" else 0.12),
+    ]
     expected = _brute_force(df, hierarchies, models, reference)
     assert math.isfinite(expected)
     result = anonymize(df, hierarchies, models, max_suppression=0.1, reference=reference)

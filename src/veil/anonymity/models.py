@@ -49,7 +49,8 @@ _BLOCK_CELLS = 10_000_000
 
 #: Slack of t-closeness's test: a class is within t when its EMD is at most t plus this.
 _T_TOLERANCE = 1e-12
-#: Rounding allowance on EMDs in t-closeness's floor on a refinement's suppression.
+#: Rounding allowance on EMDs and entropies in the floors on a refinement's suppression
+#: (t-closeness, entropy l-diversity).
 _FLOOR_MARGIN = 1e-9
 
 #: Largest class size :meth:`TCloseness._minimum_size` tries.
@@ -444,12 +445,34 @@ class EntropyLDiversity(PrivacyModel):
         # d values give an entropy of at most log(d): log(d) >= log(l) needs d >= l.
         return max(1, math.ceil(self.l - 1e-9))
 
-    def _accepts(self, classes: _Classes) -> _Bools:
+    floors_refinements = True
+
+    def _entropy(self, classes: _Classes) -> _Floats:
         assert self.attribute is not None
         pairs = classes.pairs[self.attribute]
         q = pairs.count / classes.sizes[pairs.cls]
-        accepted: _Bools = entropy_l(class_entropy(classes.n_classes, pairs.cls, q)) >= self.l
+        return class_entropy(classes.n_classes, pairs.cls, q)
+
+    def _accepts(self, classes: _Classes) -> _Bools:
+        accepted: _Bools = entropy_l(self._entropy(classes)) >= self.l
         return accepted
+
+    def _verdicts(self, classes: _Classes) -> tuple[_Bools, _Floats | None]:
+        """The classes of entropy l or more, and per class what every refinement suppresses.
+
+        Entropy is concave in the class's distribution: a class of entropy H split into
+        parts of shares w_i and entropies H_i has H >= sum w_i H_i. The accepted parts
+        have H_i >= log l and the others H_i >= 0, so H >= (1 - W) log l: every split
+        suppresses at least a share 1 - H / log l of the class (see
+        :meth:`TCloseness._verdicts` for how the search uses it).
+        """
+        entropy = self._entropy(classes)
+        accepted: _Bools = entropy_l(entropy) >= self.l
+        least = math.log(self.l) - _FLOOR_MARGIN  # an accepted part's entropy, at least
+        if least <= _FLOOR_MARGIN:
+            return accepted, None
+        floor: _Floats = np.clip(1.0 - (entropy + _FLOOR_MARGIN) / least, 0.0, 1.0)
+        return accepted, floor
 
 
 class RecursiveCLDiversity(PrivacyModel):

@@ -14,8 +14,9 @@ released class passes: the released table then passes the table checks of
 input's distribution, as ARX does; after suppression the released table may then fail
 those checks. Either way feasibility is not monotone once records are suppressed, and
 only a floor on the suppressed records prunes the lattice: the classes that a model
-monotone with suppression rejects, and for t-closeness a share of each class that its
-EMD forces out of any split of it (the EMD is convex in the class's distribution, see
+monotone with suppression rejects, and for t-closeness and entropy l-diversity a share
+of each class that its EMD or its entropy forces out of any split of it (the EMD is
+convex and the entropy concave in the class's distribution, see
 :meth:`~veil.anonymity.models.TCloseness._verdicts`). A node whose floor exceeds the
 limit is infeasible with every finer node.
 
@@ -207,10 +208,10 @@ class _Chains:
     ``mono`` holds the verdicts of the monotone part of the models: whether the floor
     on the records that a node and every finer one suppress (the classes that a model
     monotone with suppression rejects or that are smaller than every model allows,
-    and the shares that t-closeness's convexity forces out of the others) is within
-    the limit. It is the lattice's own status when every model is monotone. An
-    unknown node is settled by a search along
-    a chain of unknown nodes above it, each evaluation tagging its up-set feasible or
+    and the shares that t-closeness or entropy l-diversity forces out of the others)
+    is within the limit. It is the lattice's own status when every model is monotone.
+    An unknown node is settled by a search along a chain of unknown nodes above it,
+    each evaluation tagging its up-set feasible or
     its down-set infeasible.
 
     The chain is split where its boundary was found on average so far (half way at
