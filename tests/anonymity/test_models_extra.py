@@ -36,6 +36,7 @@ from veil.anonymity.models import (
 from veil.anonymity.search import anonymize, evaluate
 from veil.errors import ColumnError, DataTypeError, ParameterError
 
+from .._brute import brute_force_optimum
 from .._data import DATA
 
 # ------------------------------------------------------------------------------ helpers
@@ -462,21 +463,6 @@ EXTRA_MODELS: dict[str, PrivacyModel] = {
 }
 
 
-def _brute_force(
-    df: pd.DataFrame,
-    hierarchies: dict[str, Hierarchy],
-    models: list[PrivacyModel],
-    max_suppression: float,
-) -> float:
-    best = math.inf
-    for node in itertools.product(*(range(h.levels) for h in hierarchies.values())):
-        levels = dict(zip(hierarchies, node, strict=True))
-        result = evaluate(df, hierarchies, levels, models, max_suppression=max_suppression)
-        if bool(result.lattice["feasible"].iloc[0]):
-            best = min(best, result.metrics["loss"])
-    return best
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("max_suppression", [0.0, 0.1, 0.25])
 @pytest.mark.parametrize("name", sorted(EXTRA_MODELS))
@@ -485,7 +471,7 @@ def test_composed_with_k_anonymity_finds_the_brute_force_optimum(
 ) -> None:
     df, hierarchies = _small(seed)
     models = [KAnonymity(3), EXTRA_MODELS[name]]
-    expected = _brute_force(df, hierarchies, models, max_suppression)
+    expected = brute_force_optimum(df, hierarchies, models, max_suppression)
     result = anonymize(df, hierarchies, models, max_suppression=max_suppression)
     assert result.metrics["loss"] == pytest.approx(expected)
     check = evaluate(df, hierarchies, result.levels, models, max_suppression=max_suppression)

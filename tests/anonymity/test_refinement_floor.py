@@ -25,8 +25,10 @@ from veil.anonymity.models import (
     _PairCounts,
     _Pairs,
 )
-from veil.anonymity.search import anonymize, evaluate
+from veil.anonymity.search import anonymize
 from veil.anonymity.transformation import Problem
+
+from .._brute import brute_force_optimum
 
 _DISEASES = ["flu", "cold", "hiv", "cancer", "asthma"]
 
@@ -158,21 +160,6 @@ def test_a_merged_class_has_at_least_its_parts_mean_entropy() -> None:
         assert (h_coarse >= mean - 1e-12).all()
 
 
-def _brute_force(
-    df: pd.DataFrame,
-    hierarchies: dict[str, Hierarchy],
-    models: list[PrivacyModel],
-    reference: str,
-) -> float:
-    best = math.inf
-    for node in itertools.product(*(range(h.levels) for h in hierarchies.values())):
-        levels = dict(zip(hierarchies, node, strict=True))
-        result = evaluate(df, hierarchies, levels, models, max_suppression=0.1, reference=reference)
-        if bool(result.lattice["feasible"].iloc[0]):
-            best = min(best, result.metrics["loss"])
-    return best
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("distance", ["equal", "hierarchical", "entropy"])
 @pytest.mark.parametrize("reference", ["release", "input"])
@@ -184,7 +171,7 @@ def test_the_pruned_search_finds_the_brute_force_optimum(
         KAnonymity(2),
         _t(distance, 0.4 if distance == "entropy" else 0.12),
     ]
-    expected = _brute_force(df, hierarchies, models, reference)
+    expected = brute_force_optimum(df, hierarchies, models, 0.1, reference=reference)
     assert math.isfinite(expected)
     result = anonymize(df, hierarchies, models, max_suppression=0.1, reference=reference)
     assert result.metrics["loss"] == pytest.approx(expected, rel=1e-12)

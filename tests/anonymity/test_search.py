@@ -25,6 +25,7 @@ from veil.anonymity.search import NoSolutionError, anonymize, evaluate
 from veil.errors import ColumnError, ParameterError
 from veil.frames import default_string_dtype
 
+from .._brute import brute_force_optimum
 from .._data import DATA
 
 ADULT = DATA / "arx_adult"
@@ -52,23 +53,6 @@ def _small(seed: int, n: int = 60) -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
     return df, hierarchies
 
 
-def _brute_force(
-    df: pd.DataFrame,
-    hierarchies: dict[str, Hierarchy],
-    models: list[PrivacyModel],
-    max_suppression: float,
-    metric: str,
-) -> float:
-    best = math.inf
-    ranges = [range(h.levels) for h in hierarchies.values()]
-    for node in itertools.product(*ranges):
-        levels = dict(zip(hierarchies, node, strict=True))
-        result = evaluate(df, hierarchies, levels, models, max_suppression=max_suppression)
-        if bool(result.lattice["feasible"].iloc[0]):
-            best = min(best, result.metrics[metric])
-    return best
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("max_suppression", [0.0, 0.1])
 @pytest.mark.parametrize("metric", ["loss", "discernibility", "precision", "aecs", "entropy"])
@@ -82,7 +66,7 @@ def test_anonymize_finds_the_brute_force_optimum(
         models.append(KAnonymity(4))
     if "l" in kind:
         models.append(DistinctLDiversity("disease", 2))
-    expected = _brute_force(df, hierarchies, models, max_suppression, metric)
+    expected = brute_force_optimum(df, hierarchies, models, max_suppression, metric)
     result = anonymize(df, hierarchies, models, max_suppression=max_suppression, metric=metric)
     assert result.metrics[metric] == pytest.approx(expected, rel=1e-12)
     assert result.suppressed <= max_suppression * len(df)
@@ -175,7 +159,7 @@ def test_chain_splits_and_climbs_keep_the_brute_force_optimum(
     }
     for max_suppression in (0.0, 0.05):
         models: list[PrivacyModel] = [KAnonymity(k)]
-        expected = _brute_force(df, hierarchies, models, max_suppression, metric)
+        expected = brute_force_optimum(df, hierarchies, models, max_suppression, metric)
         result = anonymize(df, hierarchies, models, max_suppression=max_suppression, metric=metric)
         assert result.metrics[metric] == pytest.approx(expected, rel=1e-12)
         decided = result.lattice["feasible"].notna()
@@ -200,7 +184,7 @@ def test_non_monotone_models_reach_the_brute_force_optimum(model: PrivacyModel) 
     if model.attribute == "age":
         df = df.assign(age2=df["age"])
         hierarchies = {"zip": hierarchies["zip"], "sex": hierarchies["sex"]}
-    expected = _brute_force(df, hierarchies, [model], 0.1, "loss")
+    expected = brute_force_optimum(df, hierarchies, [model], 0.1, "loss")
     if math.isinf(expected):
         with pytest.raises(NoSolutionError):
             anonymize(df, hierarchies, [model], max_suppression=0.1)
